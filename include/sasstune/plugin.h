@@ -1,0 +1,68 @@
+/* sasstune: the pass-plugin ABI.
+ *
+ * libsasstune.so exports exactly one entry point a foreign flow needs:
+ *
+ *     const st_plugin_info *sasstune_plugin_info(void);
+ *
+ * A Triton-like flow (in any language) dlopen()s the library, calls it, checks
+ * api_version, and calls run() after ptxas with the cubin bytes and what it
+ * knows about the kernel.  run() returns the cubin to use: the tuned one, or a
+ * copy of the input with a status saying why nothing changed.  Plain C types
+ * only, so ctypes/cffi can bind it.
+ */
+#ifndef SASSTUNE_PLUGIN_H
+#define SASSTUNE_PLUGIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ST_PLUGIN_API_VERSION 1
+
+/* What the flow tells the pass about the kernel being compiled.  Any string
+ * may be NULL when unknown. */
+typedef struct st_plugin_kernel {
+	const char *kernel;       /* entry name, e.g. "matmul_kernel" */
+	const char *arch;         /* "sm_90" */
+	const char *ptxas_version;/* e.g. "12.8.93" */
+	const char *launch_json;  /* a launch spec (see docs/launch-spec.md), enables GPU tuning */
+	const char *options_json; /* per-call overrides of SASSTUNE_* settings, or NULL */
+} st_plugin_kernel;
+
+/* Outcome of one run. */
+typedef enum st_plugin_status {
+	ST_PLUGIN_TUNED = 0,     /* a new schedule was found, confirmed and applied */
+	ST_PLUGIN_CACHED = 1,    /* a cached schedule was applied */
+	ST_PLUGIN_POLICY = 2,    /* a learned policy was applied (not yet confirmed on a GPU) */
+	ST_PLUGIN_UNCHANGED = 3, /* input returned unchanged; message says why */
+	ST_PLUGIN_ERROR = 4,     /* input returned unchanged because of an error; message says what */
+} st_plugin_status;
+
+typedef struct st_plugin_result {
+	uint8_t *cubin;       /* output cubin, allocated by the plugin; release with free_result */
+	size_t cubin_size;
+	st_plugin_status status;
+	char message[512];    /* one printable line */
+} st_plugin_result;
+
+typedef struct st_plugin_info {
+	uint32_t api_version;  /* ST_PLUGIN_API_VERSION */
+	const char *name;      /* "sasstune" */
+	const char *version;   /* library version, e.g. "0.1.0" */
+	const char *stage;     /* where the pass runs: "after-ptxas" */
+	/* Run the pass.  Returns 0 when result is filled (whatever its status),
+	 * non-zero only on invalid arguments. */
+	int (*run)(const uint8_t *cubin, size_t size, const st_plugin_kernel *kernel,
+		   st_plugin_result *result);
+	void (*free_result)(st_plugin_result *result);
+} st_plugin_info;
+
+const st_plugin_info *sasstune_plugin_info(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Install what sasstune needs to build and test, on Debian 12, as root.
+# Only apt-get and pip are used; nothing is downloaded at build time.
+# Safe to run again: it installs only what is missing.
+set -euo pipefail
+
+APT_PKGS=(build-essential cmake pkg-config libelf-dev zlib1g-dev libcjson-dev libcmocka-dev
+          llvm-19-dev llvm-19-tools clang-14 libclang-rt-14-dev valgrind python3-pip)
+PIP_PKGS=("triton==3.6.0" "lit")
+
+missing=()
+for p in "${APT_PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" != 0 ]; then
+    echo "install-deps: missing Debian packages (${missing[*]}); run as root" >&2; exit 1
+  fi
+  echo "install-deps: apt-get install ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+PY=${PYTHON:-python3}
+need_pip=()
+$PY -c 'import triton, sys; sys.exit(0 if triton.__version__ == "3.6.0" else 1)' 2>/dev/null || need_pip+=("triton==3.6.0")
+command -v lit >/dev/null 2>&1 || $PY -c 'import lit' 2>/dev/null || need_pip+=("lit")
+if [ ${#need_pip[@]} -gt 0 ]; then
+  echo "install-deps: pip install ${need_pip[*]}"
+  # triton's wheel is large but brings the ptxas/nvdisasm 12.8 matching the Triton cubins.
+  $PY -m pip install -q --no-deps "${need_pip[@]}" 2>&1 | grep -v "^\[notice\]" || true
+fi
+echo "install-deps: ok"

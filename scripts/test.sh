@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Build sasstune with ASan+UBSan and run every CPU test: unit tests (cmocka),
+# fuzz-corpus replays, the lit suite, and a short libFuzzer run of each fuzz target.
+# Installs missing dependencies first (Debian 12, as root).
+#   scripts/test.sh            everything
+#   FUZZ_SECONDS=0 scripts/test.sh   skip the libFuzzer runs
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install-deps.sh
+JOBS=${JOBS:-$(nproc)}
+BUILD=${BUILD:-build/test}
+cmake -S . -B "$BUILD" -DST_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
+cmake --build "$BUILD" -j "$JOBS"
+(cd "$BUILD" && ctest --output-on-failure -j "$JOBS")
+
+FUZZ_SECONDS=${FUZZ_SECONDS:-20}
+if [ "$FUZZ_SECONDS" != 0 ] && ls test/fuzz/fuzz_*.c >/dev/null 2>&1; then
+  FB=build/fuzz
+  CC=clang-14 cmake -S . -B "$FB" -DST_FUZZ=ON -DST_TESTS=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
+  cmake --build "$FB" -j "$JOBS"
+  for f in test/fuzz/fuzz_*.c; do
+    name=$(basename "$f" .c); short=${name#fuzz_}
+    work=$FB/corpus-$short; mkdir -p "$work"
+    echo "fuzz: $name for ${FUZZ_SECONDS}s"
+    "$FB/test/$name" -max_total_time="$FUZZ_SECONDS" -print_final_stats=0 "$work" "test/fuzz/corpus/$short" 2>&1 | tail -n 2
+  done
+  echo "fuzz: no crashes"
+fi

@@ -1,0 +1,8 @@
+/* sasstune apply (placeholder until its issue lands). */
+#include "cli.h"
+
+int st_cmd_apply(int argc, char **argv)
+{
+	(void)argc;
+	return st_cli_not_implemented(argv[0]);
+}

@@ -1,0 +1,8 @@
+/* sasstune compare (placeholder until its issue lands). */
+#include "cli.h"
+
+int st_cmd_compare(int argc, char **argv)
+{
+	(void)argc;
+	return st_cli_not_implemented(argv[0]);
+}

@@ -1,0 +1,8 @@
+/* sasstune run (placeholder until its issue lands). */
+#include "cli.h"
+
+int st_cmd_run(int argc, char **argv)
+{
+	(void)argc;
+	return st_cli_not_implemented(argv[0]);
+}

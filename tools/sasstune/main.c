@@ -1,0 +1,71 @@
+/* sasstune: the command-line front end.  Each subcommand lives in cmd_*.c. */
+#include "cli.h"
+#include "sasstune/version.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+struct command {
+	const char *name;
+	const char *summary;
+	int (*fn)(int, char **);
+};
+
+#define ST_TABLE_ENTRY(name, summary) {#name, summary, st_cmd_##name},
+static const struct command commands[] = {ST_COMMANDS(ST_TABLE_ENTRY)};
+#undef ST_TABLE_ENTRY
+
+static void usage(FILE *out)
+{
+	fprintf(out, "usage: sasstune COMMAND [ARGS...]\n"
+		     "       sasstune COMMAND --help\n"
+		     "       sasstune --version\n\n"
+		     "Reorders the SASS instructions of CUDA cubins to make kernels faster, proving each\n"
+		     "candidate correct.\n\ncommands:\n");
+	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+		fprintf(out, "  %-9s %s\n", commands[i].name, commands[i].summary);
+}
+
+void st_cli_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fprintf(stderr, "sasstune %s: ", cmd);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+int st_cli_fail(const char *cmd, const st_error *err)
+{
+	st_cli_error(cmd, "%s", err->msg[0] ? err->msg : st_status_str(err->code));
+	return ST_EXIT_FAIL;
+}
+
+int st_cli_not_implemented(const char *cmd)
+{
+	st_cli_error(cmd, "not implemented yet in sasstune %s", ST_VERSION_STRING);
+	return ST_EXIT_FAIL;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return ST_EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return ST_EXIT_OK;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("sasstune %s\n", ST_VERSION_STRING);
+		return ST_EXIT_OK;
+	}
+	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+		if (!strcmp(argv[1], commands[i].name))
+			return commands[i].fn(argc - 1, argv + 1);
+	fprintf(stderr, "sasstune: unknown command '%s' (see sasstune --help)\n", argv[1]);
+	return ST_EXIT_USAGE;
+}
