@@ -1,0 +1,130 @@
+/* sasstune cubin: read a CUDA cubin (ELF), inspect it, permute the 16-byte instruction slots of
+ * a kernel while patching every code offset the file keeps, and write it back.
+ *
+ * The cubin keeps the original file bytes; every change is patched into that image in place,
+ * so an unchanged cubin writes back byte-identical.  Views returned below (st_kernel_info,
+ * st_nvinfo, st_reloc, ...) point into the st_cubin and stay valid until the next
+ * st_cubin_permute() or st_cubin_free().  See docs/cubin.md. */
+#ifndef SASSTUNE_CUBIN_H
+#define SASSTUNE_CUBIN_H
+
+#include "sasstune/error.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct st_cubin st_cubin;
+
+#define ST_CUBIN_NONE ((size_t)-1) /* "no kernel": global .nv.info, other sections */
+
+/* Open a cubin.  open_mem copies the bytes; name (may be NULL) is used in messages. */
+st_status st_cubin_open_mem(const void *data, size_t size, const char *name, st_cubin **out, st_error *err);
+st_status st_cubin_open_file(const char *path, st_cubin **out, st_error *err);
+void st_cubin_free(st_cubin *c);
+
+const char *st_cubin_name(const st_cubin *c);
+const uint8_t *st_cubin_data(const st_cubin *c, size_t *size); /* the current image */
+st_status st_cubin_write_file(const st_cubin *c, const char *path, st_error *err);
+
+unsigned st_cubin_sm(const st_cubin *c);      /* 80, 86, 90, ... from e_flags */
+unsigned st_cubin_osabi(const st_cubin *c);   /* 0x33: CUDA <= 12 ELF, 0x41: CUDA 13 ELF */
+uint32_t st_cubin_eflags(const st_cubin *c);
+
+/* Kernels: one per .text.<name> section (entries and separately compiled device functions). */
+typedef struct st_kernel_info {
+	const char *name;   /* section name without ".text." */
+	unsigned section;   /* ELF section index */
+	size_t file_offset; /* of the code in the image */
+	size_t size;        /* bytes, a multiple of 16 */
+	size_t insn_count;  /* size / 16: instruction slots, including the final BRA/NOP padding */
+	unsigned symbol;    /* symtab index named by the section's sh_info (0: none) */
+	bool entry;         /* a __global__ entry point (symbol st_other has STO_CUDA_ENTRY) */
+} st_kernel_info;
+size_t st_cubin_kernel_count(const st_cubin *c);
+const st_kernel_info *st_cubin_kernel(const st_cubin *c, size_t k);        /* NULL if out of range */
+size_t st_cubin_find_kernel(const st_cubin *c, const char *name);          /* ST_CUBIN_NONE if absent */
+const uint8_t *st_cubin_code(const st_cubin *c, size_t k, size_t *size);    /* current code bytes */
+void st_cubin_insn(const st_cubin *c, size_t k, size_t slot, uint64_t *lo, uint64_t *hi);
+
+/* .nv.info (kernel == ST_CUBIN_NONE) and .nv.info.<kernel> records, in file order. */
+typedef struct st_nvinfo {
+	size_t kernel;          /* kernel index or ST_CUBIN_NONE */
+	unsigned section;       /* ELF section index */
+	size_t offset;          /* of the record within its section */
+	unsigned format;        /* 1 NVAL, 2 BVAL, 3 HVAL, 4 SVAL */
+	unsigned attr;          /* EIATTR id */
+	const char *name;       /* "EIATTR_EXIT_INSTR_OFFSETS"; NULL when the id is unknown */
+	uint32_t value;         /* BVAL / HVAL value */
+	size_t size;            /* SVAL payload bytes (0 otherwise) */
+	const uint8_t *payload; /* SVAL payload inside the image */
+} st_nvinfo;
+size_t st_cubin_nvinfo_count(const st_cubin *c);
+const st_nvinfo *st_cubin_nvinfo(const st_cubin *c, size_t i);
+const char *st_eiattr_name(unsigned attr); /* NULL when unknown */
+
+/* ELF symbols (.symtab, index 0 included). */
+typedef struct st_symbol {
+	const char *name;
+	uint64_t value, size;
+	unsigned type, bind, other, shndx;
+} st_symbol;
+size_t st_cubin_symbol_count(const st_cubin *c);
+const st_symbol *st_cubin_symbol(const st_cubin *c, size_t i);
+
+/* Relocations of every .rel.* / .rela.* section. */
+typedef struct st_reloc {
+	unsigned section, target; /* the relocation section and the section it patches */
+	size_t kernel;            /* kernel whose code it patches, or ST_CUBIN_NONE */
+	uint64_t offset;          /* r_offset within target */
+	unsigned type;            /* R_CUDA_* number */
+	const char *type_name;    /* "R_CUDA_ABS32_LO_32"; NULL when unknown */
+	unsigned symbol;
+	const char *symbol_name;
+	int64_t addend;           /* 0 for .rel */
+	bool rela;
+} st_reloc;
+size_t st_cubin_reloc_count(const st_cubin *c);
+const st_reloc *st_cubin_reloc(const st_cubin *c, size_t i);
+const char *st_reloc_type_name(unsigned type); /* NULL when unknown */
+
+/* Constant banks: .nv.constantN and .nv.constantN.<kernel>. */
+typedef struct st_const_bank {
+	const char *section_name;
+	unsigned section, bank;
+	size_t kernel;       /* ST_CUBIN_NONE for a bank shared by all kernels */
+	size_t size;
+	const uint8_t *data; /* NULL for NOBITS */
+} st_const_bank;
+size_t st_cubin_const_count(const st_cubin *c);
+const st_const_bank *st_cubin_const(const st_cubin *c, size_t i);
+
+/* Everything in a kernel that names one of its code offsets (what st_cubin_permute patches). */
+typedef enum st_ref_kind {
+	ST_REF_BRANCH,     /* PC-relative target of BRA/BRA.DIV/CALL.REL/BSSY (slot = the instruction) */
+	ST_REF_SELF,       /* BRX / RET.REL immediate that cancels the PC (target is always 0) */
+	ST_REF_RETURN,     /* return-address literal before a CALL (slot = the MOV; target = after the CALL) */
+	ST_REF_ATTR,       /* an offset in a .nv.info.<kernel> record */
+	ST_REF_JUMP_TABLE, /* a BRX target stored in .nv.constant2.<kernel> */
+	ST_REF_RELOC,      /* a relocation offset (or a code-offset addend) */
+	ST_REF_SYMBOL,     /* the value of a symbol defined in the kernel's section */
+} st_ref_kind;
+typedef struct st_code_ref {
+	st_ref_kind kind;
+	const char *what; /* "BRA", "EIATTR_EXIT_INSTR_OFFSETS", a symbol or relocation type name */
+	long slot;        /* instruction slot holding the reference, -1 when it is outside the code */
+	uint32_t target;  /* the code byte offset it names */
+} st_code_ref;
+size_t st_cubin_ref_count(const st_cubin *c, size_t k);
+const st_code_ref *st_cubin_ref(const st_cubin *c, size_t k, size_t i);
+
+/* ST_OK when every place in (and for) kernel k that may hold a code offset is understood;
+ * otherwise ST_EUNSUPPORTED naming the attribute, section or instruction. */
+st_status st_cubin_check_rewritable(const st_cubin *c, size_t k, st_error *err);
+
+/* Reorder kernel k's slots: new slot j receives old slot perm[j]; n must be the slot count.
+ * Every reference moves with the instruction it names; return addresses follow their CALL.
+ * All-or-nothing: on failure the cubin is unchanged.  An identity permutation changes nothing. */
+st_status st_cubin_permute(st_cubin *c, size_t k, const uint32_t *perm, size_t n, st_error *err);
+
+#endif
