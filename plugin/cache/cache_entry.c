@@ -1,0 +1,276 @@
+/* entry.json: formatting a record and parsing (with every check) what is read
+ * back.  Entry files are outside input: they may be truncated, hand-edited, or
+ * written by another version, so nothing in them is trusted until checked. */
+#include "cache_internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static const char *const key_field_names[] = {"cubin_sha256",	"kernel",	 "gpu_name",
+					      "compute_capability", "driver_version", "ptxas_version",
+					      "sasstune_version"};
+
+static const char **info_field(st_cache_info *i, int n)
+{
+	const char **v[] = {&i->cubin_sha256,	&i->kernel,	  &i->gpu_name,	    &i->compute_capability,
+			    &i->driver_version, &i->ptxas_version, &i->sasstune_version};
+	return v[n];
+}
+
+static int printable(const char *s, size_t max)
+{
+	size_t n = 0;
+	for (; s[n]; n++)
+		if (n >= max || (unsigned char)s[n] < 0x20 || s[n] == 0x7f)
+			return 0;
+	return 1;
+}
+
+void st_cache_entry_free(st_cache_entry *e)
+{
+	if (!e)
+		return;
+	cJSON_Delete(e->root);
+	free(e->schedule_json);
+	free(e->verification_json);
+	free(e->cubin);
+	free(e);
+}
+
+const st_cache_info *st_cache_entry_info(const st_cache_entry *e) { return e ? &e->info : NULL; }
+
+static const char *get_string(const cJSON *obj, const char *name)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, name);
+	return cJSON_IsString(v) && v->valuestring ? v->valuestring : NULL;
+}
+
+static int get_number(const cJSON *obj, const char *name, double *out)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, name);
+	if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
+		return 0;
+	*out = v->valuedouble;
+	return 1;
+}
+
+static int speedup_ok(double s, double lo, double hi)
+{
+	return isfinite(s) && isfinite(lo) && isfinite(hi) && lo > 0 && lo <= s && s <= hi && hi < 1e6;
+}
+
+#define BAD(...) (rc = st_error_set(err, ST_EFORMAT, __VA_ARGS__))
+
+st_status st_cache__parse_entry(st_cache_entry **out, const char *json, size_t size, const char *expect_key,
+				st_error *err)
+{
+	*out = NULL;
+	st_status rc = ST_OK;
+	st_cache_entry *e = calloc(1, sizeof *e);
+	if (!e)
+		return st_error_set(err, ST_ENOMEM, "out of memory");
+	st_cache_info *in = &e->info;
+	e->root = cJSON_ParseWithLength(json, size);
+	const cJSON *root = e->root;
+	if (!cJSON_IsObject(root)) {
+		BAD("entry is not a JSON object");
+		goto done;
+	}
+	const cJSON *schema = cJSON_GetObjectItemCaseSensitive(root, "schema");
+	if (!cJSON_IsNumber(schema)) {
+		BAD("entry has no schema number");
+		goto done;
+	}
+	if (schema->valuedouble != ST_CACHE_SCHEMA) {
+		BAD("entry has schema %.6g, this sasstune reads schema %d", schema->valuedouble, ST_CACHE_SCHEMA);
+		goto done;
+	}
+	in->key = get_string(root, "key");
+	if (!st_cache__is_key(in->key)) {
+		BAD("entry has no valid key");
+		goto done;
+	}
+	if (expect_key && strcmp(in->key, expect_key) != 0) {
+		BAD("entry says key %.12s..., it is stored under %.12s...", in->key, expect_key);
+		goto done;
+	}
+
+	const cJSON *fields = cJSON_GetObjectItemCaseSensitive(root, "fields");
+	if (!cJSON_IsObject(fields)) {
+		BAD("entry has no fields object");
+		goto done;
+	}
+	for (int i = 0; i < 7; i++) {
+		const char *v = get_string(fields, key_field_names[i]);
+		if (!v || !*v || !printable(v, ST_CACHE_FIELD_MAX)) {
+			BAD("entry field %s is missing or not a printable string", key_field_names[i]);
+			goto done;
+		}
+		*info_field(in, i) = v;
+	}
+	st_cache_key_fields kf = {in->cubin_sha256,	in->kernel,	   in->gpu_name,	  in->compute_capability,
+				  in->driver_version, in->ptxas_version, in->sasstune_version};
+	char key[65];
+	st_error kerr;
+	if (st_cache_key(&kf, key, &kerr) != ST_OK) {
+		BAD("entry fields: %s", kerr.msg);
+		goto done;
+	}
+	if (strcmp(key, in->key) != 0) {
+		BAD("entry key %.12s... does not match its fields (stale or edited entry)", in->key);
+		goto done;
+	}
+
+	const cJSON *sched = cJSON_GetObjectItemCaseSensitive(root, "schedule");
+	const cJSON *verif = cJSON_GetObjectItemCaseSensitive(root, "verification");
+	if (!cJSON_IsObject(sched) || !cJSON_IsObject(verif)) {
+		BAD("entry has no %s object", cJSON_IsObject(sched) ? "verification" : "schedule");
+		goto done;
+	}
+	const cJSON *sp = cJSON_GetObjectItemCaseSensitive(root, "speedup");
+	if (!get_number(sp, "estimate", &in->speedup) || !get_number(sp, "low", &in->speedup_low) ||
+	    !get_number(sp, "high", &in->speedup_high) ||
+	    !speedup_ok(in->speedup, in->speedup_low, in->speedup_high)) {
+		BAD("entry speedup is missing or not 0 < low <= estimate <= high");
+		goto done;
+	}
+	const cJSON *prov = cJSON_GetObjectItemCaseSensitive(root, "provenance");
+	in->date = get_string(prov, "date");
+	in->method = get_string(prov, "method");
+	in->budget = get_string(prov, "budget");
+	if (!in->date || st_cache__parse_date(in->date, &in->time) != ST_OK) {
+		BAD("entry provenance has no valid date (YYYY-MM-DDTHH:MM:SSZ)");
+		goto done;
+	}
+	if (!in->method || !in->budget || !printable(in->method, ST_CACHE_FIELD_MAX) ||
+	    !printable(in->budget, ST_CACHE_FIELD_MAX)) {
+		BAD("entry provenance method or budget is missing or not printable");
+		goto done;
+	}
+	const cJSON *tc = cJSON_GetObjectItemCaseSensitive(root, "tuned_cubin");
+	in->tuned_sha256 = get_string(tc, "sha256");
+	double tsize;
+	if (!st_cache__is_key(in->tuned_sha256) || !get_number(tc, "size", &tsize) || tsize < 1 ||
+	    tsize > (double)ST_CACHE_CUBIN_MAX || tsize != floor(tsize)) {
+		BAD("entry tuned_cubin needs a sha256 and a size between 1 and %zu", ST_CACHE_CUBIN_MAX);
+		goto done;
+	}
+	in->tuned_cubin_size = (size_t)tsize;
+
+	e->schedule_json = cJSON_PrintUnformatted(sched);
+	e->verification_json = cJSON_PrintUnformatted(verif);
+	if (!e->schedule_json || !e->verification_json) {
+		rc = st_error_set(err, ST_ENOMEM, "out of memory");
+		goto done;
+	}
+	in->schedule_json = e->schedule_json;
+	in->verification_json = e->verification_json;
+done:
+	if (rc != ST_OK) {
+		st_cache_entry_free(e);
+		return rc;
+	}
+	*out = e;
+	return ST_OK;
+}
+
+#undef BAD
+
+static cJSON *parse_object(const char *text, const char *what, st_error *err)
+{
+	cJSON *o = text ? cJSON_Parse(text) : NULL;
+	if (!cJSON_IsObject(o)) {
+		cJSON_Delete(o);
+		st_error_set(err, ST_EINVAL, "cache record: %s is not a JSON object", what);
+		return NULL;
+	}
+	return o;
+}
+
+st_status st_cache__format_entry(char **json_out, const st_cache_key_fields *fields, const st_cache_record *rec,
+				 st_error *err)
+{
+	*json_out = NULL;
+	char key[65], tuned[65];
+	st_status rc = st_cache_key(fields, key, err);
+	if (rc != ST_OK)
+		return rc;
+	if (!rec || !rec->tuned_cubin || rec->tuned_cubin_size == 0 || rec->tuned_cubin_size > ST_CACHE_CUBIN_MAX)
+		return st_error_set(err, ST_EINVAL, "cache record: no tuned cubin, or one over %zu bytes",
+				    ST_CACHE_CUBIN_MAX);
+	if (!speedup_ok(rec->speedup, rec->speedup_low, rec->speedup_high))
+		return st_error_set(err, ST_EINVAL, "cache record: speedup %g [%g, %g] is not 0 < low <= estimate <= high",
+				    rec->speedup, rec->speedup_low, rec->speedup_high);
+	const char *method = rec->method && *rec->method ? rec->method : "unknown";
+	const char *budget = rec->budget && *rec->budget ? rec->budget : "unknown";
+	if (!printable(method, ST_CACHE_FIELD_MAX) || !printable(budget, ST_CACHE_FIELD_MAX))
+		return st_error_set(err, ST_EINVAL, "cache record: method or budget is not a printable string");
+	char date[21];
+	int64_t t;
+	if (rec->date) {
+		if (st_cache__parse_date(rec->date, &t) != ST_OK)
+			return st_error_set(err, ST_EINVAL, "cache record: date '%.40s' is not YYYY-MM-DDTHH:MM:SSZ",
+					    rec->date);
+		snprintf(date, sizeof date, "%s", rec->date);
+	} else {
+		st_cache__format_date((int64_t)time(NULL), date);
+	}
+	cJSON *sched = parse_object(rec->schedule_json, "schedule", err);
+	if (!sched)
+		return ST_EINVAL;
+	cJSON *verif = parse_object(rec->verification_json, "verification", err);
+	if (!verif) {
+		cJSON_Delete(sched);
+		return ST_EINVAL;
+	}
+	st_cache_key_fields f;
+	st_cache__normalize(fields, &f);
+	const char *fv[] = {f.cubin_sha256,   f.kernel,	f.gpu_name,	   f.compute_capability,
+			    f.driver_version, f.ptxas_version, f.sasstune_version};
+	st_cache_sha256_hex(rec->tuned_cubin, rec->tuned_cubin_size, tuned);
+
+	cJSON *root = cJSON_CreateObject();
+	cJSON *jf = cJSON_CreateObject(), *sp = cJSON_CreateObject(), *prov = cJSON_CreateObject(),
+	      *tc = cJSON_CreateObject();
+	int ok = root && jf && sp && prov && tc;
+	ok = ok && cJSON_AddNumberToObject(root, "schema", ST_CACHE_SCHEMA) && cJSON_AddStringToObject(root, "key", key);
+	for (int i = 0; ok && i < 7; i++)
+		ok = cJSON_AddStringToObject(jf, key_field_names[i], fv[i]) != NULL;
+	ok = ok && cJSON_AddItemToObject(root, "fields", jf);
+	if (ok)
+		jf = NULL;
+	ok = ok && cJSON_AddItemToObject(root, "schedule", sched);
+	if (ok)
+		sched = NULL;
+	ok = ok && cJSON_AddNumberToObject(sp, "estimate", rec->speedup) && cJSON_AddNumberToObject(sp, "low", rec->speedup_low) &&
+	     cJSON_AddNumberToObject(sp, "high", rec->speedup_high) && cJSON_AddItemToObject(root, "speedup", sp);
+	if (ok)
+		sp = NULL;
+	ok = ok && cJSON_AddItemToObject(root, "verification", verif);
+	if (ok)
+		verif = NULL;
+	ok = ok && cJSON_AddStringToObject(prov, "date", date) && cJSON_AddStringToObject(prov, "method", method) &&
+	     cJSON_AddStringToObject(prov, "budget", budget) && cJSON_AddItemToObject(root, "provenance", prov);
+	if (ok)
+		prov = NULL;
+	ok = ok && cJSON_AddStringToObject(tc, "sha256", tuned) &&
+	     cJSON_AddNumberToObject(tc, "size", (double)rec->tuned_cubin_size) &&
+	     cJSON_AddItemToObject(root, "tuned_cubin", tc);
+	if (ok)
+		tc = NULL;
+	char *text = ok ? cJSON_Print(root) : NULL;
+	cJSON_Delete(root);
+	cJSON_Delete(jf);
+	cJSON_Delete(sched);
+	cJSON_Delete(sp);
+	cJSON_Delete(verif);
+	cJSON_Delete(prov);
+	cJSON_Delete(tc);
+	if (!text)
+		return st_error_set(err, ST_ENOMEM, "out of memory");
+	*json_out = text;
+	return ST_OK;
+}
