@@ -75,11 +75,11 @@ void cc_ptx_free(cc_ptx *p);
 
 typedef struct cc_ptxas {
 	char path[4096];
-	const char *found_by;   /* "SASSTUNE_PTXAS", "CUDA_HOME", "PATH", "/usr/local/cuda" */
+	const char *found_by;   /* "SASSTUNE_PTXAS", "CUDA_HOME", "PATH" */
 	char version[32];       /* e.g. "12.8.93" */
 } cc_ptxas;
 
-/* Find ptxas (SASSTUNE_PTXAS, $CUDA_HOME/bin, PATH, /usr/local/cuda/bin) and
+/* Find ptxas (SASSTUNE_PTXAS, else $CUDA_HOME/bin/ptxas, else PATH) and
  * ask it its version. */
 st_status cc_ptxas_find(cc_ptxas *px, st_error *err);
 

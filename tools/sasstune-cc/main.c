@@ -22,7 +22,8 @@ struct options {
 	const char *arch;
 	const char *launch;
 	const char *policy;
-	const char *mode;   /* NULL: the pass's default */
+	const char *mode;   /* "cache-only" with --cache-only */
+	const char *budget;
 	bool tune;
 	bool emit_ptx;
 	bool no_pass;
@@ -48,10 +49,11 @@ static void usage(FILE *out)
 		"  --arch ARCH      target GPU (default sm_90): %s\n"
 		"  --emit-ptx       stop after PTX (no ptxas, no pass)\n"
 		"  --no-pass        stop after ptxas (do not load the plugin)\n"
-		"  --tune           search for a faster schedule on the GPU (needs --launch)\n"
+		"  --tune           on a cache miss, search for a faster schedule on the GPU (needs --launch)\n"
 		"  --launch L.json  the kernel's launch spec, given to the pass (docs/launch-spec.md)\n"
-		"  --policy P       a learned policy file the pass applies when nothing is cached\n"
-		"  --cache-only     only apply a cached schedule (no policy, no tuning)\n"
+		"  --budget B       the tuning budget, e.g. 5m (with --tune)\n"
+		"  --policy P       on a cache miss, apply the learned policy file P (no GPU needed)\n"
+		"  --cache-only     only apply a cached schedule: the default unless SASSTUNE_MODE is set\n"
 		"  -O0 .. -O3       run LLVM's default<On> IR pipeline and code generation at that level\n"
 		"                   (default: the IR as given, code generation at -O2, like llc)\n"
 		"  -Xptxas OPT      pass OPT to ptxas (repeatable), e.g. -Xptxas -lineinfo\n"
@@ -60,11 +62,11 @@ static void usage(FILE *out)
 		"  --version        sasstune-cc's version\n"
 		"\n"
 		"environment:\n"
-		"  SASSTUNE_PTXAS   the ptxas to run; else $CUDA_HOME/bin/ptxas, else ptxas on PATH,\n"
-		"                   else /usr/local/cuda/bin/ptxas\n"
+		"  SASSTUNE_PTXAS   the ptxas to run; else $CUDA_HOME/bin/ptxas, else ptxas on PATH\n"
 		"  SASSTUNE_PLUGIN  the libsasstune.so to load; else the one next to sasstune-cc (or in\n"
 		"                   ../lib), else the dynamic loader's search path\n"
 		"  SASSTUNE_CACHE_DIR  the schedule cache the pass uses (see docs/cache.md)\n"
+		"  SASSTUNE_MODE    the pass's mode (tune, policy, cache-only) when no flag sets it\n"
 		"\n"
 		"exit status: 0 done (also when the pass left the cubin unchanged), 1 failure, 2 usage\n",
 		llvm, cc_arch_list());
@@ -109,10 +111,13 @@ static int parse_args(int argc, char **argv, struct options *o)
 		} else if (!strcmp(a, "--policy")) {
 			NEED_VALUE();
 			o->policy = argv[++i];
+		} else if (!strcmp(a, "--budget")) {
+			NEED_VALUE();
+			o->budget = argv[++i];
 		} else if (!strcmp(a, "--tune")) {
 			o->tune = true;
 		} else if (!strcmp(a, "--cache-only")) {
-			o->mode = "cache";
+			o->mode = "cache-only";
 		} else if (!strcmp(a, "--emit-ptx")) {
 			o->emit_ptx = true;
 		} else if (!strcmp(a, "--no-pass")) {
@@ -147,10 +152,16 @@ static int parse_args(int argc, char **argv, struct options *o)
 	}
 	if (o->tune && !o->launch)
 		return usage_error("--tune needs --launch L.json%s", "");
+	if (o->budget && !o->tune)
+		return usage_error("--budget only goes with --tune%s", "");
+	if (o->tune && o->policy)
+		return usage_error("--tune and --policy contradict each other%s", "");
 	if (o->tune && o->mode)
 		return usage_error("--tune and --cache-only contradict each other%s", "");
 	if (o->policy && o->mode)
 		return usage_error("--policy and --cache-only contradict each other%s", "");
+	if (o->emit_ptx && o->no_pass)
+		return usage_error("--emit-ptx already skips the pass: drop --no-pass%s", "");
 	if (o->emit_ptx && (o->tune || o->launch || o->policy || o->mode))
 		return usage_error("--emit-ptx stops before the pass: it takes no pass options%s", "");
 	if (o->no_pass && (o->tune || o->launch || o->policy || o->mode))
@@ -244,21 +255,25 @@ static const char *status_name(st_plugin_status s)
 	return "?";
 }
 
-/* options_json for the pass: what the command line asked for. */
+/* options_json for the pass (keys: see plugin/pass/pass_internal.h): the mode
+ * from the command line.  With no mode flag sasstune-cc does not tune (tuning
+ * needs --tune and a launch spec): it asks for cache-only, unless SASSTUNE_MODE
+ * in the environment says otherwise. */
 static char *options_json(const struct options *o)
 {
 	cJSON *root = cJSON_CreateObject();
 	if (!root)
 		return NULL;
-	const char *mode = o->mode ? o->mode : o->tune ? "tune" : NULL;
+	const char *env_mode = getenv("SASSTUNE_MODE");
+	const char *mode = o->tune ? "tune" : o->policy ? "policy" : o->mode ? o->mode
+			 : env_mode && *env_mode ? NULL : "cache-only";
 	bool ok = true;
 	if (mode)
 		ok = ok && cJSON_AddStringToObject(root, "mode", mode);
-	if (o->tune)
-		ok = ok && cJSON_AddBoolToObject(root, "tune", 1);
 	if (o->policy)
 		ok = ok && cJSON_AddStringToObject(root, "policy", o->policy);
-	ok = ok && cJSON_AddStringToObject(root, "flow", "sasstune-cc");
+	if (o->budget)
+		ok = ok && cJSON_AddStringToObject(root, "budget", o->budget);
 	char *text = ok ? cJSON_PrintUnformatted(root) : NULL;
 	cJSON_Delete(root);
 	return text;
@@ -309,8 +324,8 @@ static int run_pass(const struct options *o, const cc_ptx *ptx, const char *ptxa
 		free(launch);
 		return CC_EXIT_FAIL;
 	}
-	cc_log("plugin: %s (found %s): %s %s, stage %s", pl.path, pl.found_by,
-	       pl.info->name ? pl.info->name : "?", pl.info->version ? pl.info->version : "?",
+	cc_log("plugin: %s %s, API %u, stage %s", pl.info->name ? pl.info->name : "?",
+	       pl.info->version ? pl.info->version : "?", (unsigned)pl.info->api_version,
 	       pl.info->stage ? pl.info->stage : "?");
 	if (o->tune && !have_cuda_driver())
 		cc_msg("note: no CUDA driver here (libcuda.so.1 is missing): tuning needs a GPU; the pass can only "
@@ -323,6 +338,7 @@ static int run_pass(const struct options *o, const cc_ptx *ptx, const char *ptxa
 		free(launch);
 		return CC_EXIT_FAIL;
 	}
+	cc_log("pass options_json: %s", opts);
 	int rc = CC_EXIT_OK;
 	/* One run per kernel; each run starts from the previous one's cubin. */
 	for (size_t k = 0; k < ptx->n_kernels && rc == CC_EXIT_OK; k++) {
@@ -393,6 +409,11 @@ int main(int argc, char **argv)
 	st_error err = {0};
 	uint8_t *ir = NULL;
 	size_t ir_len = 0;
+	struct stat st_in;
+	if (stat(o.input, &st_in) == 0 && S_ISDIR(st_in.st_mode)) {
+		cc_msg("cannot read the input: %s: is a folder", o.input);
+		return CC_EXIT_FAIL;
+	}
 	if (st_read_file(o.input, &ir, &ir_len, &err) != ST_OK) {
 		cc_msg("cannot read the input: %s", err.msg);
 		return CC_EXIT_FAIL;

@@ -6,6 +6,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
+#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,10 +64,10 @@ static st_status open_library(cc_plugin *pl, st_error *err)
 	char dir[PATH_MAX], path[PATH_MAX + 32];
 	if (exe_dir(dir, sizeof dir)) {
 		snprintf(path, sizeof path, "%s/%s", dir, CC_PLUGIN_SO);
-		bool found = try_open(pl, path, "next to sasstune-cc");
+		bool found = try_open(pl, path, "being next to sasstune-cc");
 		if (!found) {
 			snprintf(path, sizeof path, "%s/../lib/%s", dir, CC_PLUGIN_SO);
-			found = try_open(pl, path, "in ../lib next to sasstune-cc");
+			found = try_open(pl, path, "being in ../lib beside sasstune-cc");
 		}
 		if (found) {
 			if (!pl->handle) {
@@ -86,10 +87,9 @@ static st_status open_library(cc_plugin *pl, st_error *err)
 				    "sasstune-cc or in ../lib): %s", CC_PLUGIN_SO, line);
 	}
 	/* Say where the loader found it. */
-	Dl_info info;
-	void *sym = dlsym(pl->handle, CC_PLUGIN_ENTRY);
-	if (sym && dladdr(sym, &info) && info.dli_fname)
-		snprintf(pl->path, sizeof pl->path, "%s", info.dli_fname);
+	struct link_map *lm = NULL;
+	if (dlinfo(pl->handle, RTLD_DI_LINKMAP, &lm) == 0 && lm && lm->l_name && lm->l_name[0])
+		snprintf(pl->path, sizeof pl->path, "%s", lm->l_name);
 	return ST_OK;
 }
 
@@ -99,13 +99,14 @@ st_status cc_plugin_load(cc_plugin *pl, st_error *err)
 	st_status rc = open_library(pl, err);
 	if (rc != ST_OK)
 		return rc;
+	cc_log("plugin: %s (found by %s)", pl->path, pl->found_by);
 	dlerror();
 	const st_plugin_info *(*entry)(void) = NULL;
 	void *sym = dlsym(pl->handle, CC_PLUGIN_ENTRY);
 	if (!sym) {
 		cc_plugin_unload(pl);
-		return st_error_set(err, ST_ENOTFOUND, "the plugin %s lacks the entry point %s() (--no-pass skips the pass)", pl->path,
-				    CC_PLUGIN_ENTRY);
+		return st_error_set(err, ST_ENOTFOUND, "the plugin %s lacks the entry point %s() (--no-pass skips the pass)",
+				    pl->path, CC_PLUGIN_ENTRY);
 	}
 	/* POSIX: a data pointer from dlsym converts to a function pointer this way */
 	memcpy(&entry, &sym, sizeof entry);

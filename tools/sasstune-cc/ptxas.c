@@ -75,8 +75,6 @@ st_status cc_ptxas_find(cc_ptxas *px, st_error *err)
 		px->found_by = "CUDA_HOME";
 	} else if (search_path(px)) {
 		px->found_by = "PATH";
-	} else if (set_path(px, "/usr/local/cuda/bin", "ptxas")) {
-		px->found_by = "/usr/local/cuda";
 	} else {
 		return st_error_set(err, ST_ENOTFOUND,
 				    "ptxas not found: set SASSTUNE_PTXAS or CUDA_HOME, or put ptxas on PATH");
