@@ -82,8 +82,10 @@ static void finish(st_plugin_result *r, const st_pass_settings *set, const char 
 	} else if (size) {
 		memcpy(r->cubin, data, size);
 	}
-	pass_log(set, r->status == ST_PLUGIN_ERROR ? ST_LOG_ERROR : ST_LOG_INFO, "%s: %s: %s", kernel,
-		 names[r->status], r->message);
+	if (r->status == ST_PLUGIN_ERROR)
+		pass_log(set, ST_LOG_ERROR, "%s: %s", kernel, r->message);
+	else
+		pass_log(set, ST_LOG_INFO, "%s: %s: %s", kernel, names[r->status], r->message);
 }
 
 /* A cache hit: the tuned cubin and a line saying where it came from. */
