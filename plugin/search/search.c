@@ -1,0 +1,881 @@
+/* The search driver: budgets, episodes (PPO and random walk), greedy hill
+ * climbing, the candidates kept for confirmation, and the confirmation that
+ * alone may accept a schedule.  See docs/search.md.
+ *
+ * Every environment state the search wants to return to is a path: the move
+ * indices applied since reset().  Moving between states undoes back to the
+ * common prefix (or resets) and replays the rest, which is why the environment
+ * must number moves the same way each time it reaches a state. */
+#include "search/search_int.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* ---- options ------------------------------------------------------------------ */
+
+typedef enum { OPT_U64, OPT_UNS, OPT_DBL, OPT_METHOD } opt_type;
+typedef struct opt_desc {
+	const char *name;
+	opt_type type;
+	size_t off;
+	double min, max, def;
+} opt_desc;
+
+#define OPT(name, field, type, min, max, def) {name, type, offsetof(st_search_opts, field), min, max, def}
+static const opt_desc opt_table[] = {
+	OPT("method", method, OPT_METHOD, 0, 2, ST_SEARCH_PPO),
+	OPT("seed", seed, OPT_U64, 0, 0, 1),
+	OPT("steps", steps, OPT_U64, 0, 0, 2000),
+	OPT("seconds", seconds, OPT_DBL, 0, 1e9, 0),
+	OPT("episode_len", episode_len, OPT_UNS, 1, 1e6, 32),
+	OPT("eval_interval", eval_interval, OPT_UNS, 1, 1e6, 1),
+	OPT("eval_pairs", eval_pairs, OPT_UNS, 1, 1e7, 30),
+	OPT("confirm_pairs", confirm_pairs, OPT_UNS, 0, 1e7, 200),
+	OPT("confirm_top", confirm_top, OPT_UNS, 1, 1000, 3),
+	OPT("greedy_k", greedy_k, OPT_UNS, 1, 1e6, 8),
+	OPT("start_best", start_best, OPT_DBL, 0, 1, 0.5),
+	OPT("reward_scale", reward_scale, OPT_DBL, 1e-6, 1e9, 100),
+	OPT("crash_penalty", crash_penalty, OPT_DBL, 0, 1e9, 1),
+	OPT("ppo.rollout", rollout, OPT_UNS, 2, 1e6, 64),
+	OPT("ppo.epochs", epochs, OPT_UNS, 1, 1000, 4),
+	OPT("ppo.minibatch", minibatch, OPT_UNS, 1, 1e6, 16),
+	OPT("ppo.anneal", anneal, OPT_UNS, 0, 1, 1),
+	OPT("ppo.lr", lr, OPT_DBL, 0, 1, 3e-4),
+	OPT("ppo.gamma", gamma, OPT_DBL, 0, 1, 0.99),
+	OPT("ppo.lambda", lambda, OPT_DBL, 0, 1, 0.95),
+	OPT("ppo.clip", clip, OPT_DBL, 0, 10, 0.2),
+	OPT("ppo.ent_coef", ent_coef, OPT_DBL, 0, 10, 0.01),
+	OPT("ppo.vf_coef", vf_coef, OPT_DBL, 0, 100, 0.5),
+	OPT("ppo.max_grad_norm", max_grad_norm, OPT_DBL, 0, 1e9, 0.5),
+	OPT("progress_every", progress_every, OPT_UNS, 1, 1e9, 16),
+};
+#define N_OPTS (sizeof opt_table / sizeof opt_table[0])
+static const char *const method_names[] = {"ppo", "random", "greedy"};
+
+void st_search_opts_init(st_search_opts *o)
+{
+	memset(o, 0, sizeof *o);
+	o->version = ST_SEARCH_OPTS_VERSION;
+	for (size_t i = 0; i < N_OPTS; i++) {
+		const opt_desc *d = &opt_table[i];
+		char *f = (char *)o + d->off;
+		switch (d->type) {
+		case OPT_U64: *(uint64_t *)f = (uint64_t)d->def; break;
+		case OPT_UNS: *(unsigned *)f = (unsigned)d->def; break;
+		case OPT_DBL: *(double *)f = d->def; break;
+		case OPT_METHOD: *(st_search_method *)f = (st_search_method)d->def; break;
+		}
+	}
+}
+
+static double opt_value(const st_search_opts *o, const opt_desc *d)
+{
+	const char *f = (const char *)o + d->off;
+	switch (d->type) {
+	case OPT_U64: return (double)*(const uint64_t *)f;
+	case OPT_UNS: return (double)*(const unsigned *)f;
+	case OPT_DBL: return *(const double *)f;
+	case OPT_METHOD: return (double)*(const st_search_method *)f;
+	}
+	return 0;
+}
+
+static st_status opts_check(const st_search_opts *o, st_error *err)
+{
+	if (o->version != ST_SEARCH_OPTS_VERSION)
+		return st_error_set(err, ST_EINVAL, "st_search_opts version %u is not %d (call st_search_opts_init)",
+				    o->version, ST_SEARCH_OPTS_VERSION);
+	for (size_t i = 0; i < N_OPTS; i++) {
+		const opt_desc *d = &opt_table[i];
+		if (d->type == OPT_U64)
+			continue;
+		double v = opt_value(o, d);
+		if (!(v >= d->min && v <= d->max))
+			return st_error_set(err, ST_EINVAL, "search option %s = %g is outside %g..%g", d->name,
+					    v, d->min, d->max);
+	}
+	if (o->steps == 0 && o->seconds <= 0)
+		return st_error_set(err, ST_EINVAL, "search needs a budget: steps or seconds");
+	if (o->confirm_pairs && o->confirm_pairs < o->eval_pairs)
+		return st_error_set(err, ST_EINVAL, "confirm_pairs (%u) must be 0 or at least eval_pairs (%u)",
+				    o->confirm_pairs, o->eval_pairs);
+	return ST_OK;
+}
+
+st_status st_search_opts_set(st_search_opts *o, const char *name, const char *value, st_error *err)
+{
+	if (!o || !name || !value)
+		return st_error_set(err, ST_EINVAL, "st_search_opts_set needs options, a name and a value");
+	const opt_desc *d = NULL;
+	for (size_t i = 0; i < N_OPTS && !d; i++)
+		if (strcmp(opt_table[i].name, name) == 0)
+			d = &opt_table[i];
+	if (!d)
+		return st_error_set(err, ST_ENOTFOUND, "unknown search option '%s'", name);
+	char *f = (char *)o + d->off, *end = NULL;
+	if (d->type == OPT_METHOD) {
+		for (size_t m = 0; m < 3; m++)
+			if (strcmp(value, method_names[m]) == 0) {
+				*(st_search_method *)f = (st_search_method)m;
+				return ST_OK;
+			}
+		return st_error_set(err, ST_EINVAL, "search option method: '%s' is not ppo, random or greedy", value);
+	}
+	if (d->type == OPT_U64) {
+		if (value[0] < '0' || value[0] > '9')
+			return st_error_set(err, ST_EINVAL, "search option %s: '%s' is not a count", name, value);
+		unsigned long long u = strtoull(value, &end, 0);
+		if (*end)
+			return st_error_set(err, ST_EINVAL, "search option %s: '%s' is not a count", name, value);
+		*(uint64_t *)f = (uint64_t)u;
+		return ST_OK;
+	}
+	double v = strtod(value, &end);
+	if (end == value || *end || !isfinite(v))
+		return st_error_set(err, ST_EINVAL, "search option %s: '%s' is not a number", name, value);
+	if (v < d->min || v > d->max || (d->type == OPT_UNS && v != floor(v)))
+		return st_error_set(err, ST_EINVAL, "search option %s = %s is outside %g..%g%s", name, value,
+				    d->min, d->max, d->type == OPT_UNS ? " (integer)" : "");
+	if (d->type == OPT_UNS)
+		*(unsigned *)f = (unsigned)v;
+	else
+		*(double *)f = v;
+	return ST_OK;
+}
+
+void st_search_result_free(st_search_result *r)
+{
+	if (!r)
+		return;
+	free(r->schedule_json);
+	r->schedule_json = NULL;
+}
+
+/* ---- paths and candidates --------------------------------------------------------- */
+
+typedef struct path {
+	size_t *v;
+	size_t n, cap;
+} path;
+
+static st_status path_reserve(path *p, size_t n, st_error *err)
+{
+	if (n <= p->cap)
+		return ST_OK;
+	size_t cap = p->cap ? p->cap * 2 : 32;
+	while (cap < n)
+		cap *= 2;
+	size_t *v = realloc(p->v, cap * sizeof *v);
+	if (!v)
+		return st_error_set(err, ST_ENOMEM, "out of memory for a move path");
+	p->v = v;
+	p->cap = cap;
+	return ST_OK;
+}
+
+static st_status path_copy(path *dst, const path *src, st_error *err)
+{
+	st_status s = path_reserve(dst, src->n, err);
+	if (s)
+		return s;
+	if (src->n)
+		memcpy(dst->v, src->v, src->n * sizeof *src->v);
+	dst->n = src->n;
+	return ST_OK;
+}
+
+static void path_free(path *p)
+{
+	free(p->v);
+	memset(p, 0, sizeof *p);
+}
+
+static uint64_t fnv1a(const void *data, size_t n)
+{
+	const unsigned char *b = data;
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 0x100000001b3ull;
+	return h;
+}
+
+typedef struct cand {
+	path moves;
+	st_eval ev;
+	uint64_t hash;
+	char *json;
+} cand;
+
+typedef struct envrun {
+	const st_search_env *env;
+	st_search_result *res;
+	path cur;             /* moves applied since the last reset */
+	path best;            /* the best quick evaluation's state */
+	st_eval best_ev;
+	cand *cands;          /* the confirm_top best distinct states, best first */
+	size_t n_cands;
+	double cur_ratio;     /* ratio of the state with evaluated_len moves */
+	size_t evaluated_len;
+	int converged;        /* greedy: every legal move tried, none improved */
+} envrun;
+
+typedef struct run {
+	const st_search_opts *o;
+	envrun *er;
+	size_t n_er;
+	st_rng rng;
+	uint64_t steps, evals, rejected, last_progress;
+	double t0;
+	int cancelled;
+	st_eval best_all;
+	float *feat;          /* the current state's move rows (+ the stop row) */
+	size_t feat_cap;      /* rows */
+	size_t *perm;
+	size_t perm_cap;
+	/* PPO */
+	st_policy *pol;
+	st_adam adam;
+	double *grad, *adv_raw, *z, *pr, *h;
+	size_t z_cap;
+	st_ppo_step *buf;
+	size_t n_buf;
+	float *bfeat;
+	size_t bfeat_len, bfeat_cap;
+	size_t *idx;
+	st_ppo_work work;
+} run;
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static const char *env_name(const envrun *e) { return e->env->name ? e->env->name : "environment"; }
+
+/* Prefix a failed callback's message with the environment and what failed. */
+static st_status env_fail(st_status s, const envrun *e, const char *what, size_t move, st_error *err)
+{
+	if (move == SIZE_MAX)
+		st_error_wrap(err, "%s: %s", env_name(e), what);
+	else
+		st_error_wrap(err, "%s: %s %zu", env_name(e), what, move);
+	return s;
+}
+
+static int budget_ok(const run *r)
+{
+	if (r->cancelled)
+		return 0;
+	if (r->o->steps && r->steps >= r->o->steps)
+		return 0;
+	if (r->o->seconds > 0 && now_s() - r->t0 >= r->o->seconds)
+		return 0;
+	return 1;
+}
+
+static void progress(run *r, int force)
+{
+	const st_search_opts *o = r->o;
+	if (!o->progress || r->steps == r->last_progress)
+		return;
+	if (!force && r->steps % o->progress_every)
+		return;
+	r->last_progress = r->steps;
+	double el = now_s() - r->t0;
+	st_search_progress p = {
+		.steps = r->steps, .evals = r->evals, .rejected = r->rejected,
+		.steps_per_s = el > 0 ? (double)r->steps / el : 0,
+		.seconds_left = o->seconds > 0 ? (o->seconds - el > 0 ? o->seconds - el : 0) : -1,
+		.best = r->best_all,
+	};
+	if (o->progress(&p, o->progress_data))
+		r->cancelled = 1;
+}
+
+/* ---- moving the environment ---------------------------------------------------------- */
+
+static st_status er_apply(envrun *e, size_t m, st_error *err)
+{
+	st_status s = path_reserve(&e->cur, e->cur.n + 1, err);
+	if (s)
+		return s;
+	if ((s = e->env->apply(e->env->data, m, err)))
+		return env_fail(s, e, "apply move", m, err);
+	e->cur.v[e->cur.n++] = m;
+	return ST_OK;
+}
+
+static st_status er_undo(envrun *e, st_error *err)
+{
+	st_status s = e->env->undo(e->env->data, err);
+	if (s)
+		return env_fail(s, e, "undo", SIZE_MAX, err);
+	e->cur.n--;
+	return ST_OK;
+}
+
+static st_status er_reset(envrun *e, st_error *err)
+{
+	st_status s = e->env->reset(e->env->data, err);
+	if (s)
+		return env_fail(s, e, "reset", SIZE_MAX, err);
+	e->cur.n = 0;
+	return ST_OK;
+}
+
+/* Bring the environment to the state `t` (a path from the original). */
+static st_status er_goto(envrun *e, const path *t, st_error *err)
+{
+	size_t k = 0;
+	while (k < e->cur.n && k < t->n && e->cur.v[k] == t->v[k])
+		k++;
+	st_status s;
+	if (1 + t->n < (e->cur.n - k) + (t->n - k)) {
+		if ((s = er_reset(e, err)))
+			return s;
+		k = 0;
+	}
+	while (e->cur.n > k)
+		if ((s = er_undo(e, err)))
+			return s;
+	for (size_t i = k; i < t->n; i++) {
+		if (t->v[i] >= e->env->n_moves(e->env->data))
+			return st_error_set(err, ST_EINVAL, "%s: replaying a path, move %zu is out of range "
+					    "(the environment must number moves the same way in the same state)",
+					    env_name(e), t->v[i]);
+		if ((s = er_apply(e, t->v[i], err)))
+			return s;
+	}
+	return ST_OK;
+}
+
+static st_status er_eval(run *r, envrun *e, unsigned pairs, st_eval *ev, st_error *err)
+{
+	memset(ev, 0, sizeof *ev);
+	st_status s = e->env->evaluate(e->env->data, pairs, ev, err);
+	if (s)
+		return env_fail(s, e, "evaluate", SIZE_MAX, err);
+	r->evals++;
+	e->res->evals++;
+	if (ev->status == ST_OK) {
+		if (!isfinite(ev->ratio) || !(ev->ratio > 0) || !isfinite(ev->lo) || !isfinite(ev->hi) ||
+		    ev->lo > ev->ratio || ev->hi < ev->ratio)
+			return st_error_set(err, ST_EINVAL, "%s: evaluate gave ratio %g with interval [%g, %g]",
+					    env_name(e), ev->ratio, ev->lo, ev->hi);
+	} else {
+		r->rejected++;
+		e->res->rejected++;
+	}
+	return ST_OK;
+}
+
+/* Keep the current state as a candidate for confirmation if it ranks. */
+static st_status cand_note(run *r, envrun *e, const st_eval *ev, st_error *err)
+{
+	const size_t K = r->o->confirm_top;
+	if (!(ev->ratio > 1.0) || (e->n_cands == K && ev->ratio <= e->cands[K - 1].ev.ratio))
+		return ST_OK;
+	char *json = NULL;
+	uint64_t hash;
+	if (e->env->schedule_json) {
+		st_status s = e->env->schedule_json(e->env->data, &json, err);
+		if (s)
+			return env_fail(s, e, "schedule_json", SIZE_MAX, err);
+		if (!json)
+			return st_error_set(err, ST_EINVAL, "%s: schedule_json gave no text", env_name(e));
+		hash = fnv1a(json, strlen(json));
+	} else {
+		hash = fnv1a(e->cur.v, e->cur.n * sizeof *e->cur.v);
+	}
+	size_t at = SIZE_MAX;
+	for (size_t i = 0; i < e->n_cands && at == SIZE_MAX; i++) {
+		const cand *c = &e->cands[i];
+		if (c->hash != hash)
+			continue;
+		if (json ? strcmp(c->json, json) == 0
+			 : c->moves.n == e->cur.n && !memcmp(c->moves.v, e->cur.v, e->cur.n * sizeof *e->cur.v))
+			at = i;
+	}
+	if (at != SIZE_MAX) {          /* the same schedule again: keep its best measurement */
+		free(json);
+		if (ev->ratio <= e->cands[at].ev.ratio)
+			return ST_OK;
+		e->cands[at].ev = *ev;
+	} else {
+		if (e->n_cands == K) {
+			cand *last = &e->cands[K - 1];
+			path_free(&last->moves);
+			free(last->json);
+			e->n_cands--;
+		}
+		at = e->n_cands++;
+		cand *c = &e->cands[at];
+		memset(c, 0, sizeof *c);
+		c->ev = *ev;
+		c->hash = hash;
+		c->json = json;
+		st_status s = path_copy(&c->moves, &e->cur, err);
+		if (s)
+			return s;
+	}
+	while (at > 0 && e->cands[at].ev.ratio > e->cands[at - 1].ev.ratio) {
+		cand t = e->cands[at];
+		e->cands[at] = e->cands[at - 1];
+		e->cands[at - 1] = t;
+		at--;
+	}
+	return ST_OK;
+}
+
+static st_status note_eval(run *r, envrun *e, const st_eval *ev, st_error *err)
+{
+	if (ev->status != ST_OK)
+		return ST_OK;
+	if (ev->ratio > e->best_ev.ratio) {
+		st_status s = path_copy(&e->best, &e->cur, err);
+		if (s)
+			return s;
+		e->best_ev = *ev;
+	}
+	if (ev->ratio > r->best_all.ratio)
+		r->best_all = *ev;
+	return cand_note(r, e, ev, err);
+}
+
+/* ---- features and the policy ------------------------------------------------------- */
+
+static st_status gather(run *r, envrun *e, size_t n, st_error *err)
+{
+	if (n + 1 > r->feat_cap) {
+		size_t cap = r->feat_cap ? r->feat_cap : 64;
+		while (cap < n + 1)
+			cap *= 2;
+		float *f = realloc(r->feat, cap * ST_SEARCH_NFEAT * sizeof(float));
+		if (!f)
+			return st_error_set(err, ST_ENOMEM, "out of memory for move features");
+		r->feat = f;
+		r->feat_cap = cap;
+	}
+	for (size_t i = 0; i < n; i++) {
+		float *row = r->feat + i * ST_SEARCH_NFEAT;
+		st_status s = e->env->features(e->env->data, i, row, err);
+		if (s)
+			return env_fail(s, e, "features of move", i, err);
+		for (size_t f = 0; f < ST_SEARCH_NFEAT; f++)
+			if (!isfinite(row[f]))
+				return st_error_set(err, ST_EINVAL, "%s: move %zu feature %s is not finite",
+						    env_name(e), i, st_search_feature_name(f));
+	}
+	st_stop_features(r->feat + n * ST_SEARCH_NFEAT);
+	return ST_OK;
+}
+
+static st_status grow(void **p, size_t *cap, size_t need, size_t elem, st_error *err)
+{
+	if (need <= *cap)
+		return ST_OK;
+	size_t c = *cap ? *cap : 64;
+	while (c < need)
+		c *= 2;
+	void *q = realloc(*p, c * elem);
+	if (!q)
+		return st_error_set(err, ST_ENOMEM, "out of memory in the search");
+	*p = q;
+	*cap = c;
+	return ST_OK;
+}
+
+static st_status ppo_update(run *r, double bootstrap, st_error *err)
+{
+	const st_search_opts *o = r->o;
+	const size_t T = r->n_buf;
+	st_ppo_step *b = r->buf;
+	double gae = 0;
+	for (size_t k = T; k-- > 0;) {
+		double next = k + 1 < T ? b[k + 1].value : bootstrap;
+		double nonterm = b[k].done ? 0.0 : 1.0;
+		double delta = b[k].reward + o->gamma * next * nonterm - b[k].value;
+		gae = delta + o->gamma * o->lambda * nonterm * gae;
+		r->adv_raw[k] = gae;
+		b[k].ret = gae + b[k].value;
+	}
+	double lr = o->lr;
+	if (o->anneal && o->steps) {
+		double left = 1.0 - (double)r->steps / (double)o->steps;
+		lr *= left > 0 ? left : 0;
+	}
+	const st_ppo_hyper hp = {.clip = o->clip, .ent_coef = o->ent_coef, .vf_coef = o->vf_coef};
+	for (size_t k = 0; k < T; k++)
+		r->idx[k] = k;
+	for (unsigned ep = 0; ep < o->epochs; ep++) {
+		for (size_t k = T; k > 1; k--) {
+			size_t j = st_rng_below(&r->rng, k), t = r->idx[k - 1];
+			r->idx[k - 1] = r->idx[j];
+			r->idx[j] = t;
+		}
+		for (size_t at = 0; at < T; at += o->minibatch) {
+			size_t m = T - at < o->minibatch ? T - at : o->minibatch;
+			const size_t *mb = r->idx + at;
+			double mean = 0, var = 0;
+			for (size_t k = 0; k < m; k++)
+				mean += r->adv_raw[mb[k]];
+			mean /= (double)m;
+			for (size_t k = 0; k < m; k++)
+				var += (r->adv_raw[mb[k]] - mean) * (r->adv_raw[mb[k]] - mean);
+			double sd = m > 1 ? sqrt(var / (double)(m - 1)) : 0;
+			for (size_t k = 0; k < m; k++)
+				b[mb[k]].adv = (r->adv_raw[mb[k]] - mean) / (sd + 1e-8);
+			memset(r->grad, 0, r->pol->n_params * sizeof(double));
+			double loss;
+			st_status s = st_ppo_loss(r->pol, r->bfeat, b, mb, m, &hp, &r->work, &loss, r->grad, err);
+			if (s)
+				return s;
+			st_adam_step(&r->adam, r->pol->theta, r->grad, lr, o->max_grad_norm);
+		}
+	}
+	r->pol->trained_steps += T;
+	r->n_buf = 0;
+	r->bfeat_len = 0;
+	return ST_OK;
+}
+
+/* Choose among the n moves + stop in r->feat; records the decision. */
+static st_status ppo_choose(run *r, size_t n, double step_frac, size_t *action, st_error *err)
+{
+	st_policy *p = r->pol;
+	const size_t H = p->hidden, F = ST_SEARCH_NFEAT, c = n + 1;
+	st_status s;
+	float state[ST_STATE_NFEAT];
+	st_state_features(r->feat, n, step_frac, state);
+	if (r->n_buf >= r->o->rollout) {
+		double boot = st_mlp_forward(p, &p->critic, state, r->h, r->h + H);
+		if ((s = ppo_update(r, boot, err)))
+			return s;
+	}
+	if ((s = grow((void **)&r->z, &r->z_cap, c, 2 * sizeof(double), err)))
+		return s;
+	r->pr = r->z + r->z_cap;
+	for (size_t j = 0; j < c; j++)
+		r->z[j] = st_mlp_forward(p, &p->actor, r->feat + j * F, r->h, r->h + H);
+	double lse = st_softmax(r->z, c, r->pr);
+	double u = st_rng_uniform(&r->rng), acc = 0;
+	size_t a = c - 1;
+	for (size_t j = 0; j < c; j++) {
+		acc += r->pr[j];
+		if (u < acc) {
+			a = j;
+			break;
+		}
+	}
+	if ((s = grow((void **)&r->bfeat, &r->bfeat_cap, r->bfeat_len + c * F, sizeof(float), err)))
+		return s;
+	st_ppo_step *st = &r->buf[r->n_buf++];
+	memset(st, 0, sizeof *st);
+	st->feat_off = r->bfeat_len;
+	st->n = c;
+	st->action = a;
+	st->logp = r->z[a] - lse;
+	memcpy(st->state, state, sizeof state);
+	st->value = st_mlp_forward(p, &p->critic, state, r->h, r->h + H);
+	memcpy(r->bfeat + r->bfeat_len, r->feat, c * F * sizeof(float));
+	r->bfeat_len += c * F;
+	*action = a;
+	return ST_OK;
+}
+
+/* ---- episodes (PPO and random walk) ------------------------------------------------- */
+
+/* Evaluate the moves made since the last evaluation; returns the reward, or
+ * the crash penalty after undoing a rejected sequence (*rejected = 1). */
+static st_status eval_pending(run *r, envrun *e, double *reward, int *rejected, st_error *err)
+{
+	*reward = 0;
+	*rejected = 0;
+	if (e->cur.n <= e->evaluated_len)
+		return ST_OK;
+	st_eval ev;
+	st_status s = er_eval(r, e, r->o->eval_pairs, &ev, err);
+	if (s)
+		return s;
+	if (ev.status == ST_OK) {
+		*reward = r->o->reward_scale * (log(ev.ratio) - log(e->cur_ratio));
+		e->cur_ratio = ev.ratio;
+		e->evaluated_len = e->cur.n;
+		return note_eval(r, e, &ev, err);
+	}
+	*reward = -r->o->crash_penalty;
+	*rejected = 1;
+	while (e->cur.n > e->evaluated_len)
+		if ((s = er_undo(e, err)))
+			return s;
+	return ST_OK;
+}
+
+static st_status episode(run *r, envrun *e, int ppo, st_error *err)
+{
+	const st_search_opts *o = r->o;
+	st_status s;
+	if (e->best.n && st_rng_uniform(&r->rng) < o->start_best) {
+		if ((s = er_goto(e, &e->best, err)))
+			return s;
+		e->cur_ratio = e->best_ev.ratio;
+	} else {
+		path origin = {0};
+		if ((s = er_goto(e, &origin, err)))
+			return s;
+		e->cur_ratio = 1.0;
+	}
+	e->evaluated_len = e->cur.n;
+	size_t last = SIZE_MAX;   /* this episode's latest step in the rollout */
+	double reward;
+	int rejected = 0;
+	for (unsigned t = 0; t < o->episode_len && budget_ok(r); t++) {
+		size_t n = e->env->n_moves(e->env->data), a;
+		if (n == 0)
+			break;
+		if (ppo) {
+			if ((s = gather(r, e, n, err)))
+				return s;
+			if ((s = ppo_choose(r, n, (double)t / o->episode_len, &a, err)))
+				return s;
+			last = r->n_buf - 1;   /* an update may have emptied the rollout before it */
+		} else {
+			a = st_rng_below(&r->rng, n);
+		}
+		r->steps++;
+		e->res->steps++;
+		int stop = a == n;
+		if (!stop && (s = er_apply(e, a, err)))
+			return s;
+		int end = stop || t + 1 == o->episode_len || !budget_ok(r);
+		if (end || e->cur.n - e->evaluated_len >= o->eval_interval) {
+			if ((s = eval_pending(r, e, &reward, &rejected, err)))
+				return s;
+			if (last != SIZE_MAX)
+				r->buf[last].reward += reward;
+		}
+		progress(r, 0);
+		if (stop || rejected)
+			break;
+	}
+	if ((s = eval_pending(r, e, &reward, &rejected, err)))
+		return s;
+	if (last != SIZE_MAX) {
+		r->buf[last].reward += reward;
+		r->buf[last].done = 1;
+	}
+	return ST_OK;
+}
+
+/* ---- greedy hill climbing --------------------------------------------------------- */
+
+static st_status greedy_iter(run *r, envrun *e, st_error *err)
+{
+	size_t n = e->env->n_moves(e->env->data);
+	if (n == 0) {
+		e->converged = 1;
+		return ST_OK;
+	}
+	st_status s = grow((void **)&r->perm, &r->perm_cap, n, sizeof(size_t), err);
+	if (s)
+		return s;
+	size_t k = r->o->greedy_k < n ? r->o->greedy_k : n, tried = 0, best = SIZE_MAX;
+	for (size_t i = 0; i < n; i++)
+		r->perm[i] = i;
+	double best_ratio = e->cur_ratio;
+	for (size_t i = 0; i < k && budget_ok(r); i++) {
+		size_t j = i + st_rng_below(&r->rng, n - i), m = r->perm[j];
+		r->perm[j] = r->perm[i];
+		r->perm[i] = m;
+		if ((s = er_apply(e, m, err)))
+			return s;
+		r->steps++;
+		e->res->steps++;
+		st_eval ev;
+		if ((s = er_eval(r, e, r->o->eval_pairs, &ev, err)) || (s = note_eval(r, e, &ev, err)))
+			return s;
+		if (ev.status == ST_OK && ev.ratio > best_ratio) {
+			best_ratio = ev.ratio;
+			best = m;
+		}
+		if ((s = er_undo(e, err)))
+			return s;
+		tried++;
+		progress(r, 0);
+	}
+	if (best != SIZE_MAX) {
+		if ((s = er_apply(e, best, err)))
+			return s;
+		e->cur_ratio = best_ratio;
+	} else if (tried == n) {
+		e->converged = 1;
+	}
+	return ST_OK;
+}
+
+/* ---- confirmation ------------------------------------------------------------------ */
+
+static st_status finish(run *r, envrun *e, st_error *err)
+{
+	st_search_result *res = e->res;
+	st_status s;
+	size_t acc = SIZE_MAX;
+	st_eval acc_ev = {0};
+	res->best = e->best_ev;
+	for (size_t i = 0; r->o->confirm_pairs && i < e->n_cands; i++) {
+		if ((s = er_goto(e, &e->cands[i].moves, err)))
+			return s;
+		st_eval ev;
+		if ((s = er_eval(r, e, r->o->confirm_pairs, &ev, err)))
+			return s;
+		res->confirms++;
+		if (ev.status == ST_OK && ev.lo > 1.0 && (acc == SIZE_MAX || ev.ratio > acc_ev.ratio)) {
+			acc = i;
+			acc_ev = ev;
+		}
+	}
+	if (acc == SIZE_MAX) {
+		path origin = {0};
+		return er_goto(e, &origin, err);
+	}
+	if ((s = er_goto(e, &e->cands[acc].moves, err)))
+		return s;
+	res->accepted = 1;
+	res->best = acc_ev;
+	res->schedule_json = e->cands[acc].json;
+	e->cands[acc].json = NULL;
+	return ST_OK;
+}
+
+/* ---- the entry point ---------------------------------------------------------------- */
+
+static st_status check_env(const st_search_env *env, size_t i, int ppo, st_error *err)
+{
+	if (!env || !env->n_moves || !env->apply || !env->undo || !env->reset || !env->evaluate ||
+	    (ppo && !env->features))
+		return st_error_set(err, ST_EINVAL, "environment %zu lacks a callback the search needs "
+				    "(n_moves, apply, undo, reset, evaluate%s)", i, ppo ? ", features" : "");
+	return ST_OK;
+}
+
+static void run_free(run *r)
+{
+	for (size_t i = 0; r->er && i < r->n_er; i++) {
+		envrun *e = &r->er[i];
+		path_free(&e->cur);
+		path_free(&e->best);
+		for (size_t c = 0; c < e->n_cands; c++) {
+			path_free(&e->cands[c].moves);
+			free(e->cands[c].json);
+		}
+		free(e->cands);
+	}
+	free(r->er);
+	free(r->feat);
+	free(r->perm);
+	st_adam_free(&r->adam);
+	free(r->grad);
+	free(r->adv_raw);
+	free(r->z);
+	free(r->h);
+	free(r->buf);
+	free(r->bfeat);
+	free(r->idx);
+	st_ppo_work_free(&r->work);
+}
+
+static st_status run_setup(run *r, const st_search_env *const *envs, size_t n_envs, st_policy *policy,
+			   st_search_result *results, st_error *err)
+{
+	const st_search_opts *o = r->o;
+	const int ppo = o->method == ST_SEARCH_PPO;
+	r->er = calloc(n_envs, sizeof *r->er);
+	if (!r->er)
+		return st_error_set(err, ST_ENOMEM, "out of memory");
+	r->n_er = n_envs;
+	for (size_t i = 0; i < n_envs; i++) {
+		envrun *e = &r->er[i];
+		e->env = envs[i];
+		e->res = &results[i];
+		e->best_ev = (st_eval){.status = ST_OK, .ratio = 1, .lo = 1, .hi = 1};
+		e->cur_ratio = 1;
+		e->cands = calloc(o->confirm_top, sizeof *e->cands);
+		if (!e->cands)
+			return st_error_set(err, ST_ENOMEM, "out of memory");
+		st_status s = er_reset(e, err);
+		if (s)
+			return s;
+	}
+	r->best_all = r->er[0].best_ev;
+	if (!ppo)
+		return ST_OK;
+	r->pol = policy;
+	size_t np = policy->n_params, T = o->rollout;
+	r->grad = malloc(np * sizeof(double));
+	r->adv_raw = malloc(T * sizeof(double));
+	r->buf = malloc(T * sizeof *r->buf);
+	r->idx = malloc(T * sizeof *r->idx);
+	r->h = malloc(2 * policy->hidden * sizeof(double));
+	if (!r->grad || !r->adv_raw || !r->buf || !r->idx || !r->h || st_adam_init(&r->adam, np))
+		return st_error_set(err, ST_ENOMEM, "out of memory for PPO");
+	return ST_OK;
+}
+
+st_status st_search_run(const st_search_env *const *envs, size_t n_envs, st_policy *policy,
+			const st_search_opts *opts, st_search_result *results, st_error *err)
+{
+	if (!envs || !n_envs || !opts || !results)
+		return st_error_set(err, ST_EINVAL, "st_search_run needs environments, options and results");
+	memset(results, 0, n_envs * sizeof *results);
+	st_error_clear(err);
+	st_status s = opts_check(opts, err);
+	if (s)
+		return s;
+	const int ppo = opts->method == ST_SEARCH_PPO;
+	if (ppo && !policy)
+		return st_error_set(err, ST_EINVAL, "the PPO search needs a policy (st_policy_new or st_policy_load)");
+	for (size_t i = 0; i < n_envs; i++)
+		if ((s = check_env(envs[i], i, ppo, err)))
+			return s;
+	run r = {.o = opts, .t0 = now_s()};
+	st_rng_seed(&r.rng, opts->seed);
+	if ((s = run_setup(&r, envs, n_envs, policy, results, err)))
+		goto out;
+	for (uint64_t round = 0; budget_ok(&r); round++) {
+		envrun *e = &r.er[round % n_envs];
+		if (opts->method == ST_SEARCH_GREEDY) {
+			size_t live = 0;
+			for (size_t i = 0; i < n_envs; i++)
+				live += !r.er[i].converged;
+			if (!live)
+				break;
+			if (!e->converged && (s = greedy_iter(&r, e, err)))
+				goto out;
+		} else if ((s = episode(&r, e, ppo, err))) {
+			goto out;
+		}
+	}
+	if (ppo && r.n_buf >= opts->minibatch && (s = ppo_update(&r, 0.0, err)))
+		goto out;
+	progress(&r, 1);
+	for (size_t i = 0; i < n_envs; i++)
+		if ((s = finish(&r, &r.er[i], err)))
+			goto out;
+	double el = now_s() - r.t0;
+	for (size_t i = 0; i < n_envs; i++)
+		results[i].seconds = el;
+out:
+	if (s)
+		for (size_t i = 0; i < n_envs; i++) {
+			st_search_result_free(&results[i]);
+			results[i].accepted = 0;
+		}
+	run_free(&r);
+	return s;
+}

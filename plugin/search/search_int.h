@@ -1,0 +1,96 @@
+/* Internals of the search module shared by its files and its unit tests
+ * (not public API). */
+#ifndef ST_SEARCH_INT_H
+#define ST_SEARCH_INT_H
+
+#include "sasstune/search.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- PRNG: xoshiro256** seeded through splitmix64 ------------------------- */
+typedef struct st_rng {
+	uint64_t s[4];
+} st_rng;
+void st_rng_seed(st_rng *r, uint64_t seed);
+uint64_t st_rng_next(st_rng *r);
+double st_rng_uniform(st_rng *r);          /* [0, 1) with 53 bits */
+size_t st_rng_below(st_rng *r, size_t n);  /* uniform in [0, n), n > 0, no modulo bias */
+double st_rng_normal(st_rng *r);           /* standard normal (Box-Muller, one value per call) */
+
+/* ---- the policy ---------------------------------------------------------- */
+/* The value head sees the mean of the legal moves' features plus these. */
+#define ST_STATE_EXTRA 2
+#define ST_STATE_NFEAT (ST_SEARCH_NFEAT + ST_STATE_EXTRA)
+#define ST_POLICY_MAX_HIDDEN 1024
+#define ST_POLICY_FORMAT "sasstune-policy"
+#define ST_POLICY_VERSION 1
+
+/* Offsets of one two-layer tanh MLP's parameters in the flat vector:
+ * out = w3 . tanh(w2 tanh(w1 x + b1) + b2) + b3, w1 is hidden x in (row-major). */
+typedef struct st_mlp {
+	size_t in;
+	size_t w1, b1, w2, b2, w3, b3, end;
+} st_mlp;
+
+struct st_policy {
+	unsigned hidden;
+	uint64_t trained_steps;
+	st_mlp actor, critic;   /* actor: move features -> score; critic: state -> value */
+	size_t n_params;
+	double *theta;
+};
+
+/* The forward pass of an MLP; h1 and h2 (hidden doubles each) receive the
+ * activations that st_mlp_backward needs. */
+double st_mlp_forward(const st_policy *p, const st_mlp *m, const float *x, double *h1, double *h2);
+/* Adds d(out)/d(theta) * dout to grad (n_params doubles). */
+void st_mlp_backward(const st_policy *p, const st_mlp *m, const float *x, const double *h1,
+		     const double *h2, double dout, double *grad);
+
+/* Fills the value head's input from n move feature rows (stop row excluded). */
+void st_state_features(const float *moves, size_t n, double step_frac, float out[ST_STATE_NFEAT]);
+/* The stop action's feature row. */
+void st_stop_features(float out[ST_SEARCH_NFEAT]);
+
+/* ---- PPO ----------------------------------------------------------------- */
+/* One recorded decision: n choices whose rows start at feat[feat_off]. */
+typedef struct st_ppo_step {
+	size_t feat_off, n, action;
+	float state[ST_STATE_NFEAT];
+	double logp, value, reward, adv, ret;
+	int done;
+} st_ppo_step;
+
+typedef struct st_ppo_hyper {
+	double clip, ent_coef, vf_coef;
+} st_ppo_hyper;
+
+/* Scratch for the loss (grown as needed). */
+typedef struct st_ppo_work {
+	double *z, *h;        /* logits, activations: per choice */
+	size_t cap;
+} st_ppo_work;
+void st_ppo_work_free(st_ppo_work *w);
+
+/* The clipped PPO loss, averaged over the steps idx[0..n): policy term with
+ * steps[i].adv as given (already normalised), minus ent_coef x entropy, plus
+ * vf_coef x 0.5 (V - ret)^2.  Adds its gradient to grad when not NULL. */
+st_status st_ppo_loss(const st_policy *p, const float *feat, const st_ppo_step *steps,
+		      const size_t *idx, size_t n, const st_ppo_hyper *h, st_ppo_work *w,
+		      double *loss, double *grad, st_error *err);
+
+/* Adam with global-norm gradient clipping. */
+typedef struct st_adam {
+	double *m, *v;
+	size_t n;
+	uint64_t t;
+} st_adam;
+st_status st_adam_init(st_adam *a, size_t n);
+void st_adam_free(st_adam *a);
+void st_adam_step(st_adam *a, double *theta, double *grad, double lr, double max_norm);
+
+/* Masked softmax helper: p[i] = softmax(z)[i]; returns log-sum-exp. */
+double st_softmax(const double *z, size_t n, double *p);
+
+#endif
