@@ -44,6 +44,13 @@ typedef struct cc_proc_result {
 st_status cc_run_tool(char *const argv[], unsigned timeout_s, cc_proc_result *res, st_error *err);
 void cc_proc_result_free(cc_proc_result *res);
 
+/* Fork and run fn(arg, out_fd) in the child, which then exits with fn's
+ * return value; what fn writes to out_fd lands in res->out, its stderr in
+ * res->err.  For work that may crash (LLVM on hostile IR). */
+typedef int (*cc_child_fn)(void *arg, int out_fd);
+st_status cc_run_child(const char *what, cc_child_fn fn, void *arg, unsigned timeout_s, cc_proc_result *res,
+		       st_error *err);
+
 /* The first line of text (at most max-1 chars) into out, trailing blanks removed. */
 void cc_first_line(const char *text, char *out, size_t max);
 
@@ -64,7 +71,8 @@ const char *cc_arch_list(void);
 /* The LLVM library version, e.g. "19.1.7". */
 void cc_llvm_version(char *out, size_t max);
 
-/* Parse, verify and compile LLVM IR (text or bitcode) to PTX for arch.
+/* Parse, verify and compile LLVM IR (text or bitcode) to PTX for arch, in a
+ * child process so that an LLVM crash on hostile IR is reported, not shared.
  * opt_level < 0: no IR pipeline, default codegen (like llc);
  * 0..3: run LLVM's default<On> pipeline first and codegen at that level. */
 st_status cc_compile_ir(const char *path, const uint8_t *ir, size_t ir_len, const char *arch,

@@ -14,6 +14,7 @@
 #include <llvm-c/TargetMachine.h>
 #include <llvm-c/Transforms/PassBuilder.h>
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,13 +62,16 @@ void cc_ptx_free(cc_ptx *p)
 /* LLVM reports some codegen problems through report_fatal_error, which ends
  * the process after calling this handler; say which file failed, one line. */
 static const char *fatal_path = "input";
+static int result_fd = -1; /* the child's pipe to the parent */
+
+static void send_result(st_status status, const char *msg, const cc_ptx *p);
 
 static void on_fatal(const char *reason)
 {
-	char line[512];
+	char line[300], msg[ST_ERROR_MSG_MAX + 64];
 	cc_first_line(reason, line, sizeof line);
-	fprintf(stderr, "sasstune-cc: %s: LLVM cannot compile it: %s\n", fatal_path, line);
-	fflush(stderr);
+	snprintf(msg, sizeof msg, "%.180s: LLVM cannot compile it: %s", fatal_path, line);
+	send_result(ST_ETOOL, msg, NULL);
 	_exit(CC_EXIT_FAIL);
 }
 
@@ -198,8 +202,8 @@ static void init_nvptx(void)
 	llvm_initialized = true;
 }
 
-st_status cc_compile_ir(const char *path, const uint8_t *ir, size_t ir_len, const char *arch,
-			int opt_level, cc_ptx *out, st_error *err)
+static st_status compile_in_process(const char *path, const uint8_t *ir, size_t ir_len, const char *arch,
+				    int opt_level, cc_ptx *out, st_error *err)
 {
 	memset(out, 0, sizeof *out);
 	init_nvptx();
@@ -341,6 +345,178 @@ done:
 		LLVMDisposeModule(m);
 	LLVMContextDispose(ctx);
 	fatal_path = "input";
+	if (rc != ST_OK)
+		cc_ptx_free(out);
+	return rc;
+}
+
+/* ---- the child process ---------------------------------------------------------
+ * LLVM can crash on hostile IR (e.g. fp128 arithmetic makes LLVM 19's NVPTX
+ * back end fault).  The compile runs in a forked child, which sends back one
+ * record: "STCC1", status, message, PTX, PTX version, kernel names. */
+
+#define RECORD_MAGIC "STCC1"
+
+static bool put_u32(st_buf *b, uint32_t v)
+{
+	uint8_t le[4];
+	st_put_le32(le, v);
+	return st_buf_append(b, le, 4) == ST_OK;
+}
+
+static bool put_str(st_buf *b, const char *s, size_t len)
+{
+	return put_u32(b, (uint32_t)len) && (!len || st_buf_append(b, s, len) == ST_OK);
+}
+
+static void send_result(st_status status, const char *msg, const cc_ptx *p)
+{
+	if (result_fd < 0)
+		return;
+	st_buf b = {0};
+	bool ok = st_buf_append(&b, RECORD_MAGIC, 5) == ST_OK && put_u32(&b, (uint32_t)(int32_t)status) &&
+		  put_str(&b, msg ? msg : "", msg ? strlen(msg) : 0);
+	if (p && ok) {
+		ok = put_str(&b, p->ptx, p->ptx_len) && put_str(&b, p->ptx_version, strlen(p->ptx_version)) &&
+		     put_u32(&b, (uint32_t)p->n_kernels);
+		for (size_t i = 0; ok && i < p->n_kernels; i++)
+			ok = put_str(&b, p->kernels[i], strlen(p->kernels[i]));
+	} else if (ok) {
+		ok = put_str(&b, "", 0) && put_str(&b, "", 0) && put_u32(&b, 0);
+	}
+	size_t off = 0;
+	while (ok && off < b.len) {
+		ssize_t w = write(result_fd, b.data + off, b.len - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			break;
+		off += (size_t)w;
+	}
+	st_buf_free(&b);
+	result_fd = -1; /* one record only */
+}
+
+struct child_job {
+	const char *path, *arch;
+	const uint8_t *ir;
+	size_t ir_len;
+	int opt_level;
+};
+
+static int child_main(void *arg, int fd)
+{
+	struct child_job *j = arg;
+	result_fd = fd;
+	cc_ptx p;
+	st_error err = {0};
+	st_status rc = compile_in_process(j->path, j->ir, j->ir_len, j->arch, j->opt_level, &p, &err);
+	send_result(rc, rc == ST_OK ? "" : err.msg, rc == ST_OK ? &p : NULL);
+	if (rc == ST_OK)
+		cc_ptx_free(&p);
+	return 0;
+}
+
+struct reader {
+	const uint8_t *p;
+	size_t left;
+};
+
+static bool get_u32(struct reader *r, uint32_t *v)
+{
+	if (r->left < 4)
+		return false;
+	*v = st_le32(r->p);
+	r->p += 4;
+	r->left -= 4;
+	return true;
+}
+
+static bool get_str(struct reader *r, char **out, size_t *len_out)
+{
+	uint32_t len;
+	if (!get_u32(r, &len) || len > r->left)
+		return false;
+	char *s = malloc((size_t)len + 1);
+	if (!s)
+		return false;
+	memcpy(s, r->p, len);
+	s[len] = 0;
+	r->p += len;
+	r->left -= len;
+	*out = s;
+	if (len_out)
+		*len_out = len;
+	return true;
+}
+
+/* Decode the child's record; false when it is missing or cut short. */
+static bool parse_record(const st_buf *b, st_status *status, char *msg, size_t msg_max, cc_ptx *out)
+{
+	struct reader r = {b->data, b->len};
+	if (r.left < 5 || memcmp(r.p, RECORD_MAGIC, 5))
+		return false;
+	r.p += 5;
+	r.left -= 5;
+	uint32_t st, nk;
+	char *m = NULL, *ver = NULL;
+	if (!get_u32(&r, &st) || !get_str(&r, &m, NULL))
+		return false;
+	snprintf(msg, msg_max, "%s", m);
+	free(m);
+	*status = (st_status)(int32_t)st;
+	if (!get_str(&r, &out->ptx, &out->ptx_len) || !get_str(&r, &ver, NULL) || !get_u32(&r, &nk) || nk > r.left) {
+		free(ver);
+		return false;
+	}
+	snprintf(out->ptx_version, sizeof out->ptx_version, "%s", ver);
+	free(ver);
+	out->kernels = calloc(nk ? nk : 1, sizeof *out->kernels);
+	if (!out->kernels)
+		return false;
+	for (uint32_t i = 0; i < nk; i++) {
+		if (!get_str(&r, &out->kernels[i], NULL))
+			return false;
+		out->n_kernels++;
+	}
+	return r.left == 0;
+}
+
+/* LLVM on a big kernel can be slow; a hang is still a failure. */
+#define CC_LLVM_TIMEOUT_S 600
+
+st_status cc_compile_ir(const char *path, const uint8_t *ir, size_t ir_len, const char *arch,
+			int opt_level, cc_ptx *out, st_error *err)
+{
+	memset(out, 0, sizeof *out);
+	struct child_job job = {.path = path, .arch = arch, .ir = ir, .ir_len = ir_len, .opt_level = opt_level};
+	cc_proc_result res;
+	st_status rc = cc_run_child("LLVM", child_main, &job, CC_LLVM_TIMEOUT_S, &res, err);
+	if (rc != ST_OK)
+		return rc;
+	st_status status = ST_OK;
+	char msg[ST_ERROR_MSG_MAX];
+	bool got = parse_record(&res.out, &status, msg, sizeof msg, out);
+	const char *child_err = res.err.len ? (const char *)res.err.data : "";
+	if (got && !res.signal && !res.timed_out && res.exit_code == 0) {
+		/* the child's own warnings */
+		fputs(child_err, stderr);
+		rc = status == ST_OK ? ST_OK : st_error_set(err, status, "%s", msg);
+	} else if (got && status != ST_OK && !res.signal && !res.timed_out) {
+		rc = st_error_set(err, status, "%s", msg); /* LLVM's fatal error handler */
+	} else {
+		if (cc_verbose || got)
+			fputs(child_err, stderr); /* a crash report, or the sanitizers' words */
+		if (res.timed_out)
+			rc = st_error_set(err, ST_ETIMEOUT, "%s: LLVM did not finish within %d s", path, CC_LLVM_TIMEOUT_S);
+		else if (res.signal)
+			rc = st_error_set(err, ST_ETOOL, "%s: LLVM crashed on it (signal %d)%s", path, res.signal,
+					  cc_verbose ? "" : "; -v shows LLVM's report");
+		else
+			rc = st_error_set(err, ST_ETOOL, "%s: LLVM crashed on it (exit status %d)%s", path,
+					  res.exit_code, cc_verbose ? "" : "; -v shows LLVM's report");
+	}
+	cc_proc_result_free(&res);
 	if (rc != ST_OK)
 		cc_ptx_free(out);
 	return rc;

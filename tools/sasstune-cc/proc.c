@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -72,17 +73,28 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-st_status cc_run_tool(char *const argv[], unsigned timeout_s, cc_proc_result *res, st_error *err)
+static void close_pair(int p[2])
+{
+	for (int i = 0; i < 2; i++)
+		if (p[i] >= 0) {
+			close(p[i]);
+			p[i] = -1;
+		}
+}
+
+/* Fork; in the child run argv with execv, or fn(arg, fd of the "out" pipe)
+ * followed by exit().  Collect the child's out and stderr until both close,
+ * then its status.  what names the child in messages. */
+static st_status spawn(const char *what, char *const argv[], cc_child_fn fn, void *arg, unsigned timeout_s,
+		       cc_proc_result *res, st_error *err)
 {
 	memset(res, 0, sizeof *res);
 	int out_p[2] = {-1, -1}, err_p[2] = {-1, -1}, exec_p[2] = {-1, -1};
 	if (pipe2(out_p, O_CLOEXEC) || pipe2(err_p, O_CLOEXEC) || pipe2(exec_p, O_CLOEXEC)) {
-		st_status rc = st_error_set(err, ST_EIO, "%s: cannot create a pipe: %s", argv[0], strerror(errno));
-		for (int i = 0; i < 2; i++) {
-			if (out_p[i] >= 0) close(out_p[i]);
-			if (err_p[i] >= 0) close(err_p[i]);
-			if (exec_p[i] >= 0) close(exec_p[i]);
-		}
+		st_status rc = st_error_set(err, ST_EIO, "%s: cannot create a pipe: %s", what, strerror(errno));
+		close_pair(out_p);
+		close_pair(err_p);
+		close_pair(exec_p);
 		return rc;
 	}
 	fflush(stdout);
@@ -90,25 +102,32 @@ st_status cc_run_tool(char *const argv[], unsigned timeout_s, cc_proc_result *re
 	pid_t pid = fork();
 	if (pid < 0) {
 		int e = errno;
-		for (int i = 0; i < 2; i++) {
-			close(out_p[i]);
-			close(err_p[i]);
-			close(exec_p[i]);
-		}
-		return st_error_set(err, ST_EIO, "%s: cannot fork: %s", argv[0], strerror(e));
+		close_pair(out_p);
+		close_pair(err_p);
+		close_pair(exec_p);
+		return st_error_set(err, ST_EIO, "%s: cannot fork: %s", what, strerror(e));
 	}
 	if (pid == 0) {
-		/* child: only async-signal-safe calls from here on */
 		int devnull = open("/dev/null", O_RDONLY);
 		if (devnull >= 0)
 			dup2(devnull, 0);
-		dup2(out_p[1], 1);
 		dup2(err_p[1], 2);
-		execv(argv[0], argv);
-		int e = errno;
-		ssize_t w = write(exec_p[1], &e, sizeof e);
-		(void)w;
-		_exit(127);
+		if (argv) {
+			/* only async-signal-safe calls on this path */
+			dup2(out_p[1], 1);
+			execv(argv[0], argv);
+			int e = errno;
+			ssize_t w = write(exec_p[1], &e, sizeof e);
+			(void)w;
+			_exit(127);
+		}
+		close(exec_p[1]);
+		close(out_p[0]);
+		close(err_p[0]);
+		int code = fn(arg, out_p[1]);
+		close(out_p[1]);
+		fflush(stderr);
+		exit(code); /* exit, not _exit: under the sanitizers the child's leaks are checked too */
 	}
 	close(out_p[1]);
 	close(err_p[1]);
@@ -143,13 +162,13 @@ st_status cc_run_tool(char *const argv[], unsigned timeout_s, cc_proc_result *re
 			if (errno == EINTR)
 				continue;
 			kill(pid, SIGKILL);
-			rc = st_error_set(err, ST_EIO, "%s: poll failed: %s", argv[0], strerror(errno));
+			rc = st_error_set(err, ST_EIO, "%s: poll failed: %s", what, strerror(errno));
 			break;
 		}
 		for (int i = 0; i < 2; i++) {
 			if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR)))
 				continue;
-			char chunk[8192];
+			char chunk[65536];
 			ssize_t got = read(fds[i].fd, chunk, sizeof chunk);
 			if (got < 0 && errno == EINTR)
 				continue;
@@ -160,7 +179,7 @@ st_status cc_run_tool(char *const argv[], unsigned timeout_s, cc_proc_result *re
 				continue;
 			}
 			if (rc == ST_OK && st_buf_append(bufs[i], chunk, (size_t)got) != ST_OK)
-				rc = st_error_set(err, ST_ENOMEM, "%s: out of memory reading its output", argv[0]);
+				rc = st_error_set(err, ST_ENOMEM, "%s: out of memory reading its output", what);
 		}
 	}
 	for (int i = 0; i < 2; i++)
@@ -173,14 +192,14 @@ st_status cc_run_tool(char *const argv[], unsigned timeout_s, cc_proc_result *re
 		w = waitpid(pid, &status, 0);
 	while (w < 0 && errno == EINTR);
 	if (w < 0 && rc == ST_OK)
-		rc = st_error_set(err, ST_EIO, "%s: waitpid failed: %s", argv[0], strerror(errno));
+		rc = st_error_set(err, ST_EIO, "%s: waitpid failed: %s", what, strerror(errno));
 
 	for (int i = 0; i < 2 && rc == ST_OK; i++)
 		if (bufs[i]->len && st_buf_append(bufs[i], "", 1) == ST_OK)
 			bufs[i]->len--; /* NUL-terminate, keep len */
 
 	if (rc == ST_OK && r == (ssize_t)sizeof exec_errno)
-		rc = st_error_set(err, ST_ENOTFOUND, "%s: cannot run: %s", argv[0], strerror(exec_errno));
+		rc = st_error_set(err, ST_ENOTFOUND, "%s: cannot run: %s", what, strerror(exec_errno));
 	if (rc != ST_OK) {
 		cc_proc_result_free(res);
 		return rc;
@@ -190,4 +209,15 @@ st_status cc_run_tool(char *const argv[], unsigned timeout_s, cc_proc_result *re
 	else if (WIFEXITED(status))
 		res->exit_code = WEXITSTATUS(status);
 	return ST_OK;
+}
+
+st_status cc_run_tool(char *const argv[], unsigned timeout_s, cc_proc_result *res, st_error *err)
+{
+	return spawn(argv[0], argv, NULL, NULL, timeout_s, res, err);
+}
+
+st_status cc_run_child(const char *what, cc_child_fn fn, void *arg, unsigned timeout_s, cc_proc_result *res,
+		       st_error *err)
+{
+	return spawn(what, NULL, fn, arg, timeout_s, res, err);
 }
