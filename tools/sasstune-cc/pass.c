@@ -39,9 +39,10 @@ static bool exe_dir(char *out, size_t max)
 
 static bool try_open(cc_plugin *pl, const char *path, const char *found_by)
 {
-	if (access(path, F_OK) != 0)
+	size_t n = strlen(path);
+	if (n >= sizeof pl->path || access(path, F_OK) != 0)
 		return false;
-	snprintf(pl->path, sizeof pl->path, "%s", path);
+	memcpy(pl->path, path, n + 1);
 	pl->found_by = found_by;
 	pl->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	return true; /* found: the caller reports a dlopen failure rather than searching on */
