@@ -17,7 +17,7 @@
 
 #include "sasstune/cache.h"
 
-#include <cjson/cJSON.h>
+#include <cJSON.h>
 
 #define ST_CACHE_FIELD_MAX 1024                 /* bytes in one key field */
 #define ST_CACHE_ENTRY_MAX (64u << 20)          /* bytes in entry.json */

@@ -24,7 +24,8 @@ struct st_cache {
 };
 
 struct st_cache_lock {
-	int fd;
+	int fd; /* -1 when not held */
+	char *folder, *path;
 };
 
 static char *join(const char *a, const char *b, const char *c)
@@ -253,41 +254,62 @@ st_status st_cache_read(st_cache_entry **out, st_cache *c, const char *key, st_e
 	return read_entry(out, c, found, err);
 }
 
-/* flock path exclusively, polling for at most wait_ms.  The lock is on the file
- * that is at path when we return: one unlinked under us (cache clear) is retried. */
-static st_status lock_file(int *fd_out, const char *path, int wait_ms, st_error *err)
+/* flock folder/name exclusively, polling for at most wait_ms.  The lock is on the
+ * file that is at the path when we return: a lock file unlinked under us (by
+ * st_cache_unlock or cache clear) is opened again, and so is a folder removed
+ * between our mkdir and open. */
+static st_status lock_file(int *fd_out, const char *folder, const char *name, int wait_ms, st_error *err)
 {
+	char *path = join(folder, name, NULL);
+	if (!path)
+		return st_error_set(err, ST_ENOMEM, "out of memory");
 	struct timespec start;
 	clock_gettime(CLOCK_MONOTONIC, &start);
-	for (;;) {
+	st_status rc = ST_OK;
+	for (int reopen = 0;; reopen++) {
+		if (reopen > 100) {
+			rc = st_error_set(err, ST_EIO, "%s keeps disappearing", path);
+			break;
+		}
+		if ((rc = mkdir_p(folder, err)) != ST_OK)
+			break;
 		int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-		if (fd < 0)
-			return st_error_set(err, ST_EIO, "%s: %s", path, strerror(errno));
+		if (fd < 0 && errno == ENOENT)
+			continue;
+		if (fd < 0) {
+			rc = st_error_set(err, ST_EIO, "%s: %s", path, strerror(errno));
+			break;
+		}
 		for (;;) {
 			if (flock(fd, LOCK_EX | LOCK_NB) == 0)
 				break;
 			if (errno != EWOULDBLOCK && errno != EINTR) {
-				st_status rc = st_error_set(err, ST_EIO, "%s: flock: %s", path, strerror(errno));
-				close(fd);
-				return rc;
+				rc = st_error_set(err, ST_EIO, "%s: flock: %s", path, strerror(errno));
+				break;
 			}
 			struct timespec now;
 			clock_gettime(CLOCK_MONOTONIC, &now);
 			long ms = (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
 			if (ms >= wait_ms) {
-				close(fd);
-				return st_error_set(err, ST_ETIMEOUT, "%s is held by another process", path);
+				rc = st_error_set(err, ST_ETIMEOUT, "%s is held by another process", path);
+				break;
 			}
 			struct timespec nap = {0, 2000000};
 			nanosleep(&nap, NULL);
 		}
+		if (rc != ST_OK) {
+			close(fd);
+			break;
+		}
 		struct stat a, b;
 		if (fstat(fd, &a) == 0 && stat(path, &b) == 0 && a.st_ino == b.st_ino && a.st_dev == b.st_dev) {
 			*fd_out = fd;
-			return ST_OK;
+			break;
 		}
 		close(fd);
 	}
+	free(path);
+	return rc;
 }
 
 /* Remove the key folder's files other than keep_cubin (replaced cubins, temporaries of
@@ -323,15 +345,14 @@ st_status st_cache_store(st_cache *c, const st_cache_key_fields *fields, const s
 	st_cache_sha256_hex(rec->tuned_cubin, rec->tuned_cubin_size, sha);
 	snprintf(name, sizeof name, "%s.cubin", sha);
 	char *folder = join(c->root, key, NULL);
-	char *lock = join(c->root, key, "store.lock");
 	char *cpath = join(c->root, key, name);
 	char *epath = join(c->root, key, "entry.json");
 	int fd = -1;
-	if (!folder || !lock || !cpath || !epath) {
+	if (!folder || !cpath || !epath) {
 		rc = st_error_set(err, ST_ENOMEM, "out of memory");
 		goto done;
 	}
-	if ((rc = mkdir_p(folder, err)) != ST_OK || (rc = lock_file(&fd, lock, STORE_LOCK_WAIT_MS, err)) != ST_OK)
+	if ((rc = lock_file(&fd, folder, "store.lock", STORE_LOCK_WAIT_MS, err)) != ST_OK)
 		goto done;
 	if ((rc = st_write_file_atomic(cpath, rec->tuned_cubin, rec->tuned_cubin_size, err)) != ST_OK ||
 	    (rc = st_write_file_atomic(epath, json, strlen(json), err)) != ST_OK)
@@ -343,7 +364,6 @@ done:
 	if (rc != ST_OK)
 		st_error_wrap(err, "cache store %.12s...", key);
 	free(folder);
-	free(lock);
 	free(cpath);
 	free(epath);
 	free(json);
@@ -386,6 +406,8 @@ st_status st_cache_list(st_cache *c, st_cache_list_cb cb, void *payload, st_erro
 		st_cache_entry *e;
 		st_error why = {0};
 		st_status r = read_entry(&e, c, keys[i], &why);
+		if (r == ST_ENOTFOUND)
+			continue; /* no entry.json: a tuning in progress, or removed meanwhile */
 		if (r == ST_ENOMEM) {
 			rc = st_error_set(err, ST_ENOMEM, "out of memory");
 			break;
@@ -444,18 +466,17 @@ st_status st_cache_lock_tune(st_cache_lock **out, st_cache *c, const char *key, 
 	*out = NULL;
 	if (!st_cache__is_key(key))
 		return st_error_set(err, ST_EINVAL, "'%.80s' is not a full cache key", key ? key : "");
-	char *folder = join(c->root, key, NULL);
-	char *path = join(c->root, key, "tune.lock");
-	st_cache_lock *l = malloc(sizeof *l);
-	st_status rc = ST_OK;
-	if (!folder || !path || !l)
-		rc = st_error_set(err, ST_ENOMEM, "out of memory");
-	else if ((rc = mkdir_p(folder, err)) == ST_OK)
-		rc = lock_file(&l->fd, path, wait_ms < 0 ? 0 : wait_ms, err);
-	free(folder);
-	free(path);
+	st_cache_lock *l = calloc(1, sizeof *l);
+	if (l)
+		l->fd = -1;
+	if (!l || !(l->folder = join(c->root, key, NULL)) || !(l->path = join(l->folder, "tune.lock", NULL))) {
+		st_cache_unlock(l);
+		return st_error_set(err, ST_ENOMEM, "out of memory");
+	}
+	st_status rc = lock_file(&l->fd, l->folder, "tune.lock", wait_ms < 0 ? 0 : wait_ms, err);
 	if (rc != ST_OK) {
-		free(l);
+		l->fd = -1;
+		st_cache_unlock(l);
 		return rc;
 	}
 	*out = l;
@@ -466,6 +487,15 @@ void st_cache_unlock(st_cache_lock *l)
 {
 	if (!l)
 		return;
-	close(l->fd); /* closing the only descriptor releases the flock */
+	if (l->fd >= 0) {
+		/* Unlink while holding, so that no lock-only folders pile up; a waiter that opened
+		 * the old file sees it is gone (lock_file's inode check) and opens a new one.  The
+		 * folder goes too when nothing else is in it. */
+		unlink(l->path);
+		close(l->fd);
+		rmdir(l->folder);
+	}
+	free(l->folder);
+	free(l->path);
 	free(l);
 }

@@ -2,7 +2,7 @@
  * input; a bad value is an error naming the setting, never a crash. */
 #include "pass_internal.h"
 
-#include <cjson/cJSON.h>
+#include <cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -391,9 +391,16 @@ static void test_cache_store__tune_lock_across_processes(void **state)
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);
-	/* released when the child exited */
+	/* the child exited holding it, as a crashed tuner would: the lock file stays, unheld */
+	char *folder = malloc(strlen(dir) + 80);
+	sprintf(folder, "%s/v1/%s", dir, key);
+	struct stat st;
+	assert_int_equal(stat(folder, &st), 0);
 	assert_int_equal(st_cache_lock_tune(&lock, c, key, 0, &err), ST_OK);
+	/* a proper unlock removes the lock-only folder */
 	st_cache_unlock(lock);
+	assert_int_equal(stat(folder, &st), -1);
+	free(folder);
 	st_cache_unlock(NULL);
 	assert_int_equal(st_cache_lock_tune(&lock, c, "nokey", 0, &err), ST_EINVAL);
 	close(go[0]); close(go[1]); close(done[0]); close(done[1]);
