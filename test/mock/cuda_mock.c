@@ -1,0 +1,314 @@
+/* A mock CUDA driver for the runtime's CPU tests (loaded through
+ * SASSTUNE_LIBCUDA).  "Device" memory is host memory; a "cubin" is text:
+ *
+ *   MOCKCUBIN
+ *   kernel NAME          entry name
+ *   op OP                add (out = x + y over n fp32: params 0, 1, 2, 3), wrong (add, one
+ *                        element off), oob (add, and one write past the end), nondet (add, and
+ *                        the last bit of out[0] flips on every other launch), fault (the
+ *                        launch faults: sticky CUDA_ERROR_ILLEGAL_ADDRESS), hang (never
+ *                        finishes), die (the process is killed)
+ *   time_us T            simulated duration of one launch (default 10)
+ *   regs R               registers reported (default 32)
+ *   params S S ...       parameter sizes (default: 8 8 8 4 8 8)
+ *
+ * Anything after a line "end" is ignored (tests append bytes to make distinct
+ * candidates).  Environment: MOCK_CUDA_DEVICES=N (default 1). */
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef int CUresult;
+typedef unsigned long long CUdeviceptr;
+
+enum { OP_ADD, OP_WRONG, OP_OOB, OP_NONDET, OP_FAULT, OP_HANG, OP_DIE };
+
+typedef struct mock_mod {
+	char kernel[128];
+	int op, regs;
+	double time_us;
+	size_t nparams, sizes[64];
+} mock_mod;
+
+static CUresult sticky;      /* a fault poisons the context, as on a real GPU */
+static int hang_pending;     /* a hung kernel was launched */
+static double gpu_clock_us;  /* simulated time of the stream */
+static unsigned long launches;
+static uint64_t jitter_state = 0x9e3779b97f4a7c15ull;
+
+static double jitter(void)
+{
+	jitter_state ^= jitter_state << 13;
+	jitter_state ^= jitter_state >> 7;
+	jitter_state ^= jitter_state << 17;
+	return ((double)(jitter_state >> 11) / 9007199254740992.0 - 0.5) * 0.01; /* +-0.5 % */
+}
+
+#define API __attribute__((visibility("default")))
+
+API CUresult cuInit(unsigned flags) { (void)flags; return 0; }
+API CUresult cuDriverGetVersion(int *v) { *v = 13000; return 0; }
+API CUresult cuDeviceGetCount(int *n)
+{
+	const char *e = getenv("MOCK_CUDA_DEVICES");
+	*n = e ? atoi(e) : 1;
+	return 0;
+}
+API CUresult cuDeviceGet(int *d, int ordinal) { *d = ordinal; return 0; }
+API CUresult cuDeviceGetName(char *name, int len, int dev)
+{
+	(void)dev;
+	snprintf(name, (size_t)len, "Mock GPU");
+	return 0;
+}
+API CUresult cuDeviceGetAttribute(int *v, int attr, int dev)
+{
+	(void)dev;
+	switch (attr) {
+	case 16: *v = 132; break;        /* SMs */
+	case 38: *v = 50 << 20; break;   /* L2 */
+	case 75: *v = 9; break;          /* cc major */
+	case 76: *v = 0; break;
+	case 97: *v = 232448; break;     /* opt-in shared memory */
+	default: *v = 0;
+	}
+	return 0;
+}
+static int ctx_dummy;
+API CUresult cuDevicePrimaryCtxRetain(void **ctx, int dev) { (void)dev; *ctx = &ctx_dummy; return 0; }
+API CUresult cuDevicePrimaryCtxRelease_v2(int dev) { (void)dev; return 0; }
+API CUresult cuCtxSetCurrent(void *ctx) { (void)ctx; return sticky; }
+
+static CUresult wait_stream(void)
+{
+	if (hang_pending)
+		for (;;)
+			pause(); /* until the watchdog kills us */
+	return sticky;
+}
+
+API CUresult cuCtxSynchronize(void) { return wait_stream(); }
+
+API CUresult cuModuleLoadData(void **mod, const void *image)
+{
+	const char *t = image;
+	if (strncmp(t, "MOCKCUBIN\n", 10))
+		return 200; /* CUDA_ERROR_INVALID_IMAGE */
+	mock_mod *m = calloc(1, sizeof *m);
+	if (!m)
+		return 2;
+	m->time_us = 10;
+	m->regs = 32;
+	size_t defaults[] = {8, 8, 8, 4, 8, 8};
+	m->nparams = 6;
+	memcpy(m->sizes, defaults, sizeof defaults);
+	const char *line = t + 10;
+	while (*line) {
+		const char *nl = strchr(line, '\n');
+		size_t len = nl ? (size_t)(nl - line) : strlen(line);
+		char buf[512];
+		snprintf(buf, sizeof buf, "%.*s", (int)(len < 511 ? len : 511), line);
+		if (!strcmp(buf, "end"))
+			break;
+		char key[32], val[480];
+		if (sscanf(buf, "%31s %479[^\n]", key, val) == 2) {
+			if (!strcmp(key, "kernel"))
+				snprintf(m->kernel, sizeof m->kernel, "%s", val);
+			else if (!strcmp(key, "time_us"))
+				m->time_us = atof(val);
+			else if (!strcmp(key, "regs"))
+				m->regs = atoi(val);
+			else if (!strcmp(key, "op")) {
+				static const char *ops[] = {"add", "wrong", "oob", "nondet", "fault", "hang", "die"};
+				for (int i = 0; i < 7; i++)
+					if (!strcmp(val, ops[i]))
+						m->op = i;
+			} else if (!strcmp(key, "params")) {
+				m->nparams = 0;
+				char *p = val, *end;
+				for (long v; m->nparams < 64 && (v = strtol(p, &end, 10), end != p); p = end)
+					m->sizes[m->nparams++] = (size_t)v;
+			}
+		}
+		if (!nl)
+			break;
+		line = nl + 1;
+	}
+	*mod = m;
+	return 0;
+}
+API CUresult cuModuleUnload(void *mod) { free(mod); return 0; }
+API CUresult cuModuleGetFunction(void **fn, void *mod, const char *name)
+{
+	mock_mod *m = mod;
+	if (strcmp(m->kernel, name))
+		return 500; /* CUDA_ERROR_NOT_FOUND */
+	*fn = m;
+	return 0;
+}
+API CUresult cuFuncGetAttribute(int *v, int attr, void *fn)
+{
+	mock_mod *m = fn;
+	*v = attr == 4 ? m->regs : attr == 0 ? 1024 : 0;
+	return 0;
+}
+API CUresult cuFuncSetAttribute(void *fn, int attr, int v) { (void)fn, (void)attr, (void)v; return 0; }
+API CUresult cuFuncGetParamInfo(void *fn, size_t i, size_t *off, size_t *size)
+{
+	mock_mod *m = fn;
+	if (i >= m->nparams)
+		return 1;
+	*off = 8 * i;
+	*size = m->sizes[i];
+	return 0;
+}
+
+API CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
+{
+	void *h = malloc(n ? n : 1);
+	*p = (CUdeviceptr)(uintptr_t)h;
+	return h ? 0 : 2;
+}
+API CUresult cuMemFree_v2(CUdeviceptr p) { free((void *)(uintptr_t)p); return 0; }
+API CUresult cuMemAllocHost_v2(void **p, size_t n) { *p = malloc(n ? n : 1); return *p ? 0 : 2; }
+API CUresult cuMemFreeHost(void *p) { free(p); return 0; }
+API CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void *s, size_t n)
+{
+	if (sticky)
+		return sticky;
+	memcpy((void *)(uintptr_t)d, s, n);
+	return 0;
+}
+API CUresult cuMemcpyDtoH_v2(void *d, CUdeviceptr s, size_t n)
+{
+	CUresult r = wait_stream();
+	if (!r)
+		memcpy(d, (void *)(uintptr_t)s, n);
+	return r;
+}
+API CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr d, CUdeviceptr s, size_t n, void *st)
+{
+	(void)st;
+	if (!sticky)
+		memmove((void *)(uintptr_t)d, (void *)(uintptr_t)s, n);
+	return sticky;
+}
+API CUresult cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, void *st)
+{
+	(void)st;
+	if (!sticky)
+		memset((void *)(uintptr_t)d, v, n);
+	return sticky;
+}
+API CUresult cuMemsetD32Async(CUdeviceptr d, unsigned v, size_t n, void *st)
+{
+	(void)st;
+	uint32_t *p = (uint32_t *)(uintptr_t)d;
+	for (size_t i = 0; !sticky && i < n; i++)
+		p[i] = v;
+	gpu_clock_us += 80; /* a 256 MiB memset */
+	return sticky;
+}
+static int stream_dummy;
+API CUresult cuStreamCreate(void **s, unsigned flags) { (void)flags; *s = &stream_dummy; return 0; }
+API CUresult cuStreamDestroy_v2(void *s) { (void)s; return 0; }
+API CUresult cuStreamSynchronize(void *s) { (void)s; return wait_stream(); }
+API CUresult cuEventCreate(void **e, unsigned flags)
+{
+	(void)flags;
+	*e = calloc(1, sizeof(double));
+	return *e ? 0 : 2;
+}
+API CUresult cuEventDestroy_v2(void *e) { free(e); return 0; }
+API CUresult cuEventRecord(void *e, void *s)
+{
+	(void)s;
+	*(double *)e = gpu_clock_us;
+	return sticky;
+}
+API CUresult cuEventElapsedTime_v2(float *ms, void *a, void *b)
+{
+	if (sticky)
+		return sticky;
+	*ms = (float)((*(double *)b - *(double *)a) / 1000.0);
+	return 0;
+}
+
+API CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+			    unsigned shared, void *s, void **params, void **extra)
+{
+	(void)gx, (void)gy, (void)gz, (void)bx, (void)by, (void)bz, (void)shared, (void)s, (void)extra;
+	mock_mod *m = fn;
+	if (sticky)
+		return sticky;
+	launches++;
+	gpu_clock_us += m->time_us * (1 + jitter());
+	switch (m->op) {
+	case OP_FAULT:
+		sticky = 700;
+		return 0; /* reported at the next synchronization, as on a GPU */
+	case OP_HANG:
+		hang_pending = 1;
+		return 0;
+	case OP_DIE:
+		raise(SIGKILL);
+		return 0;
+	default:
+		break;
+	}
+	float *x = *(float **)params[0], *y = *(float **)params[1], *out = *(float **)params[2];
+	int n = *(int *)params[3];
+	for (int i = 0; i < n; i++)
+		out[i] = x[i] + y[i];
+	if (m->op == OP_WRONG && n > 5)
+		out[5] += 1;
+	if (m->op == OP_OOB)
+		out[n] = 42;
+	if (m->op == OP_NONDET && (launches & 1)) {
+		uint32_t u;
+		memcpy(&u, &out[0], 4);
+		u ^= 1;
+		memcpy(&out[0], &u, 4);
+	}
+	return 0;
+}
+
+static const struct { int code; const char *name, *desc; } errs[] = {
+	{0, "CUDA_SUCCESS", "no error"},
+	{1, "CUDA_ERROR_INVALID_VALUE", "invalid argument"},
+	{2, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory"},
+	{200, "CUDA_ERROR_INVALID_IMAGE", "device kernel image is invalid"},
+	{500, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
+	{700, "CUDA_ERROR_ILLEGAL_ADDRESS", "an illegal memory access was encountered"},
+};
+API CUresult cuGetErrorName(CUresult r, const char **s)
+{
+	for (size_t i = 0; i < sizeof errs / sizeof errs[0]; i++)
+		if (errs[i].code == r) {
+			*s = errs[i].name;
+			return 0;
+		}
+	return 1;
+}
+API CUresult cuGetErrorString(CUresult r, const char **s)
+{
+	for (size_t i = 0; i < sizeof errs / sizeof errs[0]; i++)
+		if (errs[i].code == r) {
+			*s = errs[i].desc;
+			return 0;
+		}
+	return 1;
+}
+API CUresult cuTensorMapEncodeTiled(void *map, int dtype, unsigned rank, void *addr, const uint64_t *dims,
+				    const uint64_t *strides, const unsigned *box, const unsigned *es, int il, int sw,
+				    int l2, int oob)
+{
+	(void)dtype, (void)dims, (void)strides, (void)box, (void)es, (void)il, (void)sw, (void)l2, (void)oob;
+	memset(map, 0, 128);
+	memcpy(map, &addr, sizeof addr);
+	memcpy((char *)map + 8, &rank, sizeof rank);
+	return 0;
+}
