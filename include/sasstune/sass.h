@@ -81,6 +81,10 @@ st_status st_sass_decode(const st_cubin *cubin, const char *name, const st_sass_
 st_status st_sass_decode_code(int sm, const char *name, const uint8_t *code, size_t size,
 			      const char *listing, size_t listing_len, st_sass_kernel **out,
 			      st_error *err);
+/* Run nvdisasm on the whole cubin: `-hex -c [flag]` (flag e.g. "-plr" or NULL); *text is
+ * malloc'ed.  With opts->listing set, that file is read instead. */
+st_status st_sass_listing(const st_cubin *cubin, const st_sass_opts *opts, const char *flag, char **text,
+			  size_t *len, st_error *err);
 void st_sass_free(st_sass_kernel *k);
 int st_sass_sm(const st_sass_kernel *k);
 const char *st_sass_name(const st_sass_kernel *k);
@@ -101,10 +105,11 @@ typedef enum st_sass_dep { ST_DEP_TRUE, ST_DEP_OUTPUT, ST_DEP_ANTI } st_sass_dep
 int st_sass_latency(int sm, const st_sass_insn *p, int pslot, const st_sass_insn *c, int cslot,
 		    st_sass_res res, st_sass_dep kind);
 
-/* Compare def/use sets with `nvdisasm -plr -hex -c` output for the same cubin: *agree counts
- * the instructions whose R/UR/P/UP defs and uses match; report (may be NULL) gets the others. */
+/* Compare def/use sets with `nvdisasm -plr -hex -c` output for the same cubin: of the
+ * *compared instructions -plr lists (it leaves out the final NOP padding), *agree have the
+ * same R/UR/P/UP defs and uses; report (may be NULL) gets the others. */
 st_status st_sass_check_plr(const st_sass_kernel *k, const char *plr_listing, size_t len, size_t *agree,
-			    void (*report)(void *ctx, const st_sass_insn *in, const char *diff), void *ctx,
+			    size_t *compared, void (*report)(void *ctx, const st_sass_insn *in, const char *diff), void *ctx,
 			    st_error *err);
 
 /* Text helpers: "R24", "UR4", "P0", "B1"; class and space names. */

@@ -525,6 +525,12 @@ st_status st_sass_analyze(int sm, const char *text, struct st_analysis *a, st_er
 		conv_regs(m, mlen, opc, on, &conv_d, &conv_s);
 	unsigned wide64 = has_mod(opc, on, "64") && !is_mem_data && !is_mnem(m, mlen, "SHFL") ? 2 : 1;
 
+	/* P2R/R2P: the predicates named by the mask (the last immediate) */
+	unsigned pr_mask = 0x7f;
+	for (unsigned i = 0; i < nops; i++)
+		if (ops[i].kind == OK_IMM)
+			pr_mask = (unsigned)strtoul(ops[i].s, NULL, 0) & 0x7f;
+
 	/* which leading operands are written */
 	unsigned ndef_ops = 0;
 	if (dk != ST_DK_NONE && nops && (ops[0].kind == OK_REG || (ops[0].kind == OK_SPECIAL && ops[0].all_preds))) {
@@ -541,7 +547,9 @@ st_status st_sass_analyze(int sm, const char *text, struct st_analysis *a, st_er
 	for (unsigned i = 0; i < ndef_ops; i++) {
 		const struct opnd *o = &ops[i];
 		if (o->kind == OK_SPECIAL) { /* R2P PR, R0, mask: the predicates in the mask */
-			add_reg(a->defs, &a->ndefs, o->all_preds == 2 ? ST_RF_UP : ST_RF_P, 0, 7, ST_SLOT_D);
+			for (unsigned b = 0; b < 7; b++)
+				if (pr_mask >> b & 1)
+					add_reg(a->defs, &a->ndefs, o->all_preds == 2 ? ST_RF_UP : ST_RF_P, b, 1, ST_SLOT_D);
 			continue;
 		}
 		unsigned count = 1;
@@ -580,8 +588,10 @@ st_status st_sass_analyze(int sm, const char *text, struct st_analysis *a, st_er
 			src++;
 			continue;
 		}
-		if (o->kind == OK_SPECIAL && o->all_preds) {
-			add_reg(a->uses, &a->nuses, o->all_preds == 2 ? ST_RF_UP : ST_RF_P, 0, 7, slot);
+		if (o->kind == OK_SPECIAL && o->all_preds) { /* P2R Rd, PR, Ra, mask */
+			for (unsigned b = 0; b < 7; b++)
+				if (pr_mask >> b & 1)
+					add_reg(a->uses, &a->nuses, o->all_preds == 2 ? ST_RF_UP : ST_RF_P, b, 1, slot);
 			src++;
 			continue;
 		}
@@ -612,6 +622,9 @@ st_status st_sass_analyze(int sm, const char *text, struct st_analysis *a, st_er
 			}
 		}
 		add_reg(a->uses, &a->nuses, o->file, o->index, count, slot);
+		/* LDGSTS's predicate operand (Pnz in the latency tables) is read and written */
+		if (o->file == ST_RF_P && is_mnem(m, mlen, "LDGSTS"))
+			add_reg(a->defs, &a->ndefs, o->file, o->index, 1, ST_SLOT_D);
 		src++;
 	}
 	return ST_OK;
