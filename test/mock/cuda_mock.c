@@ -5,7 +5,7 @@
  *   kernel NAME          entry name
  *   op OP                add (out = x + y over n fp32: params 0, 1, 2, 3), wrong (add, one
  *                        element off), oob (add, and one write past the end), nondet (add, and
- *                        the last bit of out[0] flips on every other launch), fault (the
+ *                        the last bits of out[0] change from launch to launch), fault (the
  *                        launch faults: sticky CUDA_ERROR_ILLEGAL_ADDRESS), hang (never
  *                        finishes), die (the process is killed)
  *   time_us T            simulated duration of one launch (default 10)
@@ -116,7 +116,7 @@ API CUresult cuModuleLoadData(void **mod, const void *image)
 		char key[32], val[480];
 		if (sscanf(buf, "%31s %479[^\n]", key, val) == 2) {
 			if (!strcmp(key, "kernel"))
-				snprintf(m->kernel, sizeof m->kernel, "%s", val);
+				snprintf(m->kernel, sizeof m->kernel, "%.127s", val);
 			else if (!strcmp(key, "time_us"))
 				m->time_us = atof(val);
 			else if (!strcmp(key, "regs"))
@@ -206,10 +206,9 @@ API CUresult cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, void *st)
 API CUresult cuMemsetD32Async(CUdeviceptr d, unsigned v, size_t n, void *st)
 {
 	(void)st;
-	uint32_t *p = (uint32_t *)(uintptr_t)d;
-	for (size_t i = 0; !sticky && i < n; i++)
-		p[i] = v;
-	gpu_clock_us += 80; /* a 256 MiB memset */
+	(void)v;
+	(void)d; /* only the L2 flush uses it: skip the 256 MiB of writes, keep the time */
+	gpu_clock_us += (double)n * 4 / 3.0e6; /* at 3 TB/s */
 	return sticky;
 }
 static int stream_dummy;
@@ -267,10 +266,10 @@ API CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, uns
 		out[5] += 1;
 	if (m->op == OP_OOB)
 		out[n] = 42;
-	if (m->op == OP_NONDET && (launches & 1)) {
+	if (m->op == OP_NONDET) { /* a different last bit pattern on every launch */
 		uint32_t u;
 		memcpy(&u, &out[0], 4);
-		u ^= 1;
+		u ^= (uint32_t)(launches & 3);
 		memcpy(&out[0], &u, 4);
 	}
 	return 0;

@@ -1,8 +1,359 @@
-/* sasstune run (placeholder until its issue lands). */
+/* sasstune run: verify cubins against a reference and time them on the GPU.
+ * Also the option parsing the other GPU commands (compare, noise) share. */
 #include "cli.h"
+#include "cmd_run.h"
+#include "util/util.h"
+
+#include <cJSON.h>
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+const char st_rtcli_options_help[] =
+	"  --launch FILE     launch spec (launch.json; see docs/runtime.md); required\n"
+	"  --pairs N         timed pairs (default 100)\n"
+	"  --sets K          input sets every candidate must match on (default 2)\n"
+	"  --seed S          seed of the input data and of the bootstrap (default 1)\n"
+	"  --sample-us U     batch launches until one timed sample lasts U microseconds (default 50)\n"
+	"  --flush-l2        flush L2 before every timed launch (then one launch per sample)\n"
+	"  --warmup-ms W     warm-up before each timing, in ms of GPU time (default 25)\n"
+	"  --tolerance T     relative L2 error allowed if the reference is not deterministic (default 1e-3)\n"
+	"  --timeout S       watchdog: seconds allowed beyond the expected GPU time (default 5)\n"
+	"  --device N        CUDA device ordinal (default 0)\n"
+	"  --json            machine-readable output\n"
+	"  --help            this text\n"
+	"Environment: SASSTUNE_WORKER (the worker executable), SASSTUNE_LIBCUDA (the CUDA driver library).\n";
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+static bool parse_num(const char *s, double lo, double hi, double *out)
+{
+	char *end;
+	errno = 0;
+	double d = strtod(s, &end);
+	if (end == s || *end || errno || !(d >= lo && d <= hi))
+		return false;
+	*out = d;
+	return true;
+}
+
+int st_rtcli_parse(const char *cmd, int argc, char **argv, const char *extra, void (*help)(void), st_rtcli *o)
+{
+	enum { O_LAUNCH = 256, O_PAIRS, O_SETS, O_SEED, O_SAMPLE, O_FLUSH, O_WARMUP, O_TOL, O_TIMEOUT, O_DEVICE,
+	       O_JSON, O_HELP, O_REF, O_NOTIME, O_NOVERIFY, O_REPEAT };
+	static const struct option longopts[] = {
+		{"launch", required_argument, NULL, O_LAUNCH}, {"pairs", required_argument, NULL, O_PAIRS},
+		{"sets", required_argument, NULL, O_SETS}, {"seed", required_argument, NULL, O_SEED},
+		{"sample-us", required_argument, NULL, O_SAMPLE}, {"flush-l2", no_argument, NULL, O_FLUSH},
+		{"warmup-ms", required_argument, NULL, O_WARMUP}, {"tolerance", required_argument, NULL, O_TOL},
+		{"timeout", required_argument, NULL, O_TIMEOUT}, {"device", required_argument, NULL, O_DEVICE},
+		{"json", no_argument, NULL, O_JSON}, {"help", no_argument, NULL, O_HELP},
+		{"reference", required_argument, NULL, O_REF}, {"no-time", no_argument, NULL, O_NOTIME},
+		{"no-verify", no_argument, NULL, O_NOVERIFY}, {"repeat", required_argument, NULL, O_REPEAT},
+		{NULL, 0, NULL, 0},
+	};
+	memset(o, 0, sizeof *o);
+	st_runtime_options_init(&o->opt);
+	o->repeat = 1;
+	opterr = 0;
+	optind = 1;
+	int c;
+	double d;
+	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+		const char *name = NULL;
+		for (const struct option *lo = longopts; lo->name; lo++)
+			if (lo->val == c)
+				name = lo->name;
+		if (c >= O_REF && name && !strstr(extra, name)) {
+			st_cli_error(cmd, "unknown option --%s (see sasstune %s --help)", name, cmd);
+			return ST_EXIT_USAGE;
+		}
+		switch (c) {
+		case O_LAUNCH: o->launch = optarg; break;
+		case O_REF: o->reference = optarg; break;
+		case O_FLUSH: o->opt.flush_l2 = true; break;
+		case O_JSON: o->json = true; break;
+		case O_NOTIME: o->no_time = true; break;
+		case O_NOVERIFY: o->no_verify = true; break;
+		case O_HELP:
+		case 'h':
+			help();
+			return ST_EXIT_OK;
+		case O_PAIRS: case O_SETS: case O_SEED: case O_SAMPLE: case O_WARMUP: case O_TOL: case O_TIMEOUT:
+		case O_DEVICE: case O_REPEAT: {
+			static const struct { int c; double lo, hi; } lim[] = {
+				{O_PAIRS, 1, 100000}, {O_SETS, 1, 64}, {O_SEED, 0, 9007199254740992.0},
+				{O_SAMPLE, 0, 1e7}, {O_WARMUP, 0, 1e5}, {O_TOL, 0, 1e3}, {O_TIMEOUT, 0.001, 1e5},
+				{O_DEVICE, 0, 1024}, {O_REPEAT, 1, 1000},
+			};
+			for (size_t i = 0; i < sizeof lim / sizeof lim[0]; i++) {
+				if (lim[i].c != c)
+					continue;
+				bool integer = c != O_SAMPLE && c != O_WARMUP && c != O_TOL && c != O_TIMEOUT;
+				if (!parse_num(optarg, lim[i].lo, lim[i].hi, &d) || (integer && d != floor(d))) {
+					st_cli_error(cmd, "--%s: expected %s from %g to %g, not '%s'", name,
+						     integer ? "an integer" : "a number", lim[i].lo, lim[i].hi, optarg);
+					return ST_EXIT_USAGE;
+				}
+			}
+			switch (c) {
+			case O_PAIRS: o->opt.pairs = (unsigned)d; break;
+			case O_SETS: o->opt.verify_sets = (unsigned)d; break;
+			case O_SEED: o->opt.seed = (uint64_t)d; break;
+			case O_SAMPLE: o->opt.sample_us = d; break;
+			case O_WARMUP: o->opt.warmup_ms = d; break;
+			case O_TOL: o->opt.tolerance = d; break;
+			case O_TIMEOUT: o->opt.timeout_s = d; break;
+			case O_DEVICE: o->opt.device = (int)d; break;
+			case O_REPEAT: o->repeat = (unsigned)d; break;
+			}
+			break;
+		}
+		case ':':
+			st_cli_error(cmd, "option %s needs a value", argv[optind - 1]);
+			return ST_EXIT_USAGE;
+		default:
+			st_cli_error(cmd, "unknown option %s (see sasstune %s --help)", argv[optind - 1], cmd);
+			return ST_EXIT_USAGE;
+		}
+	}
+	/* GNU getopt moved the files after the options: `run A.cubin --launch L.json` works */
+	o->files = argv + optind;
+	o->nfiles = argc - optind;
+	if (!o->launch) {
+		st_cli_error(cmd, "missing --launch FILE (see sasstune %s --help)", cmd);
+		return ST_EXIT_USAGE;
+	}
+	return -1;
+}
+
+uint8_t *st_rtcli_read(const char *cmd, const char *path, size_t *size)
+{
+	uint8_t *data;
+	st_error err = {0};
+	if (st_read_file(path, &data, size, &err) != ST_OK) {
+		st_cli_fail(cmd, &err);
+		return NULL;
+	}
+	if (*size == 0) {
+		st_cli_error(cmd, "%s: empty file", path);
+		free(data);
+		return NULL;
+	}
+	return data;
+}
+
+int st_rtcli_open(const char *cmd, const st_rtcli *o, const char *ref_path, st_launch **spec, st_session **s,
+		  uint8_t **ref, size_t *ref_size)
+{
+	st_error err = {0};
+	*spec = NULL;
+	*s = NULL;
+	if (!(*ref = st_rtcli_read(cmd, ref_path, ref_size)))
+		return ST_EXIT_FAIL;
+	if (st_launch_load(o->launch, spec, &err) != ST_OK) {
+		free(*ref);
+		*ref = NULL;
+		return st_cli_fail(cmd, &err);
+	}
+	if (st_session_open(*ref, *ref_size, *spec, &o->opt, s, &err) != ST_OK) {
+		st_cli_error(cmd, "%s: %s", ref_path, err.msg);
+		st_launch_free(*spec);
+		*spec = NULL;
+		free(*ref);
+		*ref = NULL;
+		return ST_EXIT_FAIL;
+	}
+	return -1;
+}
+
+const char *st_rtcli_verdict(st_status rc)
+{
+	switch (rc) {
+	case ST_OK: return "ok";
+	case ST_EMISMATCH: return "mismatch";
+	case ST_ECRASH: return "crashed";
+	case ST_ETIMEOUT: return "timed_out";
+	default: return "error";
+	}
+}
+
+static void help(void)
+{
+	printf("usage: sasstune run CUBIN... --launch L.json [--reference R.cubin] [options]\n\n"
+	       "Verify each CUBIN against the reference on the GPU, then time it against the\n"
+	       "reference.  The reference is R.cubin, else the first CUBIN.  A candidate passes\n"
+	       "only if every buffer is bit-identical to the reference's on every input set (if\n"
+	       "the reference itself is not deterministic, within --tolerance).  Each is reported\n"
+	       "as ok, mismatch, crashed (it faulted; the worker is restarted) or timed_out (it\n"
+	       "hung and was killed), with its time per launch, the median B/A time ratio over\n"
+	       "interleaved pairs with a bootstrap 95%% interval, and what it cost.  Candidates run\n"
+	       "in a separate worker process; the next candidate runs even if one crashed.\n\n"
+	       "options:\n"
+	       "  --reference R     the cubin whose outputs are the reference (default: the first CUBIN)\n"
+	       "  --no-time         verify only\n%s"
+	       "Exit status: 0 if every candidate is ok, 1 otherwise, 2 for a wrong command line.\n",
+	       st_rtcli_options_help);
+}
+
+typedef struct cand {
+	const char *path;
+	st_status rc;
+	char msg[ST_ERROR_MSG_MAX];
+	double wall_ms, load_ms;
+	int regs, local;
+	bool timed;
+	st_timing t;
+} cand;
 
 int st_cmd_run(int argc, char **argv)
 {
-	(void)argc;
-	return st_cli_not_implemented(argv[0]);
+	const char *cmd = argv[0];
+	st_rtcli o;
+	int code = st_rtcli_parse(cmd, argc, argv, "reference no-time", help, &o);
+	if (code >= 0)
+		return code;
+	if (o.nfiles < 1) {
+		st_cli_error(cmd, "no CUBIN given (see sasstune run --help)");
+		return ST_EXIT_USAGE;
+	}
+	const char *ref_path = o.reference ? o.reference : o.files[0];
+	st_launch *spec;
+	st_session *s;
+	uint8_t *ref;
+	size_t ref_size;
+	if ((code = st_rtcli_open(cmd, &o, ref_path, &spec, &s, &ref, &ref_size)) >= 0)
+		return code;
+	cand *cs = calloc((size_t)o.nfiles, sizeof *cs);
+	if (!cs) {
+		st_cli_error(cmd, "out of memory");
+		st_session_close(s);
+		st_launch_free(spec);
+		free(ref);
+		return ST_EXIT_FAIL;
+	}
+	st_session_info info;
+	st_session_get_info(s, &info);
+	unsigned grid[3], block[3], shared;
+	st_launch_dims(spec, grid, block, &shared);
+	if (!o.json) {
+		printf("device: %s\n", info.device);
+		printf("reference: %s (kernel %s, grid %ux%ux%u, block %ux%ux%u, %u B dynamic shared)\n", ref_path,
+		       st_launch_kernel(spec), grid[0], grid[1], grid[2], block[0], block[1], block[2], shared);
+		if (info.deterministic)
+			printf("  deterministic: candidates must match bit for bit on %u input sets\n", info.verify_sets);
+		else
+			printf("  NOT deterministic (two runs differ): candidates are compared within relative L2 error %g on %u input sets\n",
+			       o.opt.tolerance, info.verify_sets);
+		printf("  %.5f ms per launch; worker start %.0f ms\n", info.kernel_ms, info.start_ms);
+		fflush(stdout);
+	}
+	double t_all = now_ms();
+	int ok = 0, counts[5] = {0};
+	for (int i = 0; i < o.nfiles; i++) {
+		cand *c = &cs[i];
+		c->path = o.files[i];
+		size_t size;
+		uint8_t *bytes = st_rtcli_read(cmd, c->path, &size);
+		double t0 = now_ms();
+		st_error err = {0};
+		if (!bytes) {
+			c->rc = ST_EIO;
+			snprintf(c->msg, sizeof c->msg, "cannot read %s", c->path);
+		} else {
+			c->rc = st_session_verify(s, bytes, size, &err);
+			st_session_info ci;
+			st_session_get_info(s, &ci);
+			c->load_ms = ci.last_load_ms;
+			c->regs = ci.regs;
+			c->local = ci.local_bytes;
+			if (c->rc == ST_OK && !o.no_time) {
+				c->rc = st_session_compare(s, NULL, 0, bytes, size, 0, &c->t, &err);
+				c->timed = c->rc == ST_OK;
+			}
+			if (c->rc != ST_OK)
+				snprintf(c->msg, sizeof c->msg, "%s", err.msg);
+		}
+		c->wall_ms = now_ms() - t0;
+		free(bytes);
+		const char *v = st_rtcli_verdict(c->rc);
+		counts[c->rc == ST_OK ? 0 : c->rc == ST_EMISMATCH ? 1 : c->rc == ST_ECRASH ? 2 : c->rc == ST_ETIMEOUT ? 3 : 4]++;
+		ok += c->rc == ST_OK;
+		if (o.json)
+			continue;
+		printf("candidate %d/%d %s: %s", i + 1, o.nfiles, c->path, v);
+		if (c->timed)
+			printf(", %.5f ms per launch, B/A %.4f [%.4f, %.4f] over %u pairs (%u launches per sample)",
+			       c->t.b_ms, c->t.ratio, c->t.ci_lo, c->t.ci_hi, c->t.n, c->t.reps);
+		if (c->rc != ST_OK)
+			printf(": %s", c->msg);
+		printf("; cost %.1f ms (load %.2f ms)\n", c->wall_ms, c->load_ms);
+		fflush(stdout);
+	}
+	double total = now_ms() - t_all;
+	st_session_get_info(s, &info);
+	if (o.json) {
+		cJSON *root = cJSON_CreateObject(), *r = cJSON_CreateObject(), *arr = cJSON_CreateArray();
+		cJSON_AddStringToObject(root, "device", info.device);
+		cJSON_AddStringToObject(r, "path", ref_path);
+		cJSON_AddStringToObject(r, "kernel", st_launch_kernel(spec));
+		cJSON_AddBoolToObject(r, "deterministic", info.deterministic);
+		cJSON_AddNumberToObject(r, "sets", info.verify_sets);
+		cJSON_AddNumberToObject(r, "kernel_ms", info.kernel_ms);
+		cJSON_AddNumberToObject(r, "worker_start_ms", info.start_ms);
+		cJSON_AddItemToObject(root, "reference", r);
+		for (int i = 0; i < o.nfiles; i++) {
+			cand *c = &cs[i];
+			cJSON *j = cJSON_CreateObject();
+			cJSON_AddStringToObject(j, "path", c->path);
+			cJSON_AddStringToObject(j, "status", st_rtcli_verdict(c->rc));
+			if (c->rc != ST_OK)
+				cJSON_AddStringToObject(j, "message", c->msg);
+			cJSON_AddNumberToObject(j, "cost_ms", c->wall_ms);
+			cJSON_AddNumberToObject(j, "load_ms", c->load_ms);
+			cJSON_AddNumberToObject(j, "regs", c->regs);
+			cJSON_AddNumberToObject(j, "local_bytes", c->local);
+			if (c->timed) {
+				cJSON_AddNumberToObject(j, "ms", c->t.b_ms);
+				cJSON_AddNumberToObject(j, "reference_ms", c->t.a_ms);
+				cJSON_AddNumberToObject(j, "ratio", c->t.ratio);
+				cJSON_AddNumberToObject(j, "ci_lo", c->t.ci_lo);
+				cJSON_AddNumberToObject(j, "ci_hi", c->t.ci_hi);
+				cJSON_AddNumberToObject(j, "pairs", c->t.n);
+				cJSON_AddNumberToObject(j, "reps", c->t.reps);
+			}
+			cJSON_AddItemToArray(arr, j);
+		}
+		cJSON_AddItemToObject(root, "candidates", arr);
+		cJSON_AddNumberToObject(root, "total_ms", total);
+		cJSON_AddNumberToObject(root, "candidates_per_s", total > 0 ? 1000.0 * o.nfiles / total : 0);
+		cJSON_AddNumberToObject(root, "restarts", info.restarts);
+		cJSON_AddNumberToObject(root, "restart_ms_avg", info.restarts ? info.restart_ms / info.restarts : 0);
+		char *txt = cJSON_Print(root);
+		if (txt)
+			printf("%s\n", txt);
+		free(txt);
+		cJSON_Delete(root);
+	} else {
+		printf("summary: %d candidates: %d ok, %d mismatch, %d crashed, %d timed out, %d error; %.1f candidates/s",
+		       o.nfiles, counts[0], counts[1], counts[2], counts[3], counts[4],
+		       total > 0 ? 1000.0 * o.nfiles / total : 0);
+		if (info.restarts)
+			printf("; %u worker restarts, %.0f ms each on average", info.restarts, info.restart_ms / info.restarts);
+		printf("\n");
+	}
+	free(cs);
+	st_session_close(s);
+	st_launch_free(spec);
+	free(ref);
+	return ok == o.nfiles ? ST_EXIT_OK : ST_EXIT_FAIL;
 }
