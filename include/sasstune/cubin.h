@@ -38,7 +38,7 @@ typedef struct st_kernel_info {
 	size_t file_offset; /* of the code in the image */
 	size_t size;        /* bytes, a multiple of 16 */
 	size_t insn_count;  /* size / 16: instruction slots, including the final BRA/NOP padding */
-	unsigned symbol;    /* symtab index named by the section's sh_info (0: none) */
+	unsigned symbol;    /* symtab index from the section's sh_info, bits 0..23 (0: none) */
 	bool entry;         /* a __global__ entry point (symbol st_other has STO_CUDA_ENTRY) */
 } st_kernel_info;
 size_t st_cubin_kernel_count(const st_cubin *c);
@@ -108,6 +108,7 @@ typedef enum st_ref_kind {
 	ST_REF_JUMP_TABLE, /* a BRX target stored in .nv.constant2.<kernel> */
 	ST_REF_RELOC,      /* a relocation offset (or a code-offset addend) */
 	ST_REF_SYMBOL,     /* the value of a symbol defined in the kernel's section */
+	ST_REF_LITERAL,    /* a MOV literal naming an instruction (the offset of an LEPC) */
 } st_ref_kind;
 typedef struct st_code_ref {
 	st_ref_kind kind;

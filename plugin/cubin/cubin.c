@@ -47,6 +47,7 @@ void st_cubin_view_free(st_cubin_view *v)
 	free(v->nvinfo);
 	free(v->symbols);
 	free(v->relocs);
+	free(v->reloc_entry);
 	free(v->consts);
 	memset(v, 0, sizeof *v);
 }
@@ -268,7 +269,7 @@ st_status st_cubin_parse(const char *name, const uint8_t *image, size_t size, un
 			k->file_offset = sh.sh_offset;
 			k->size = sh.sh_size;
 			k->insn_count = sh.sh_size / 16;
-			k->symbol = sh.sh_info;
+			k->symbol = sh.sh_info & 0xffffff; /* sm_8x keep the register count in bits 24..31 */
 			s->kernel = v->nkernels++;
 		}
 	}
@@ -377,6 +378,14 @@ st_status st_cubin_parse(const char *name, const uint8_t *image, size_t size, un
 					goto out;
 				}
 				v->relocs = q;
+				size_t ecap = relcap;
+				q = realloc(v->reloc_entry, ecap * sizeof *v->reloc_entry);
+				if (!q) {
+					rc = st_error_set(err, ST_ENOMEM, "out of memory");
+					goto out;
+				}
+				v->reloc_entry = q;
+				v->reloc_entry[v->nrelocs] = s->offset + j * esz;
 				st_reloc *x = &v->relocs[v->nrelocs];
 				x->section = (unsigned)i;
 				x->target = s->info;
@@ -464,12 +473,15 @@ st_status st_cubin_open_mem(const void *data, size_t size, const char *name, st_
 		return st_error_set(err, ST_ENOMEM, "out of memory");
 	c->name = strdup(name ? name : "<memory>");
 	c->image = malloc(size ? size : 1);
-	if (!c->name || !c->image) {
+	c->orig = malloc(size ? size : 1);
+	if (!c->name || !c->image || !c->orig) {
 		st_cubin_free(c);
 		return st_error_set(err, ST_ENOMEM, "out of memory");
 	}
-	if (size)
+	if (size) {
 		memcpy(c->image, data, size);
+		memcpy(c->orig, data, size);
+	}
 	c->size = size;
 	st_status rc = st_cubin_parse(c->name, c->image, c->size, &c->sm, &c->osabi, &c->eflags, &c->v, err);
 	if (rc) {
@@ -497,8 +509,15 @@ void st_cubin_free(st_cubin *c)
 {
 	if (!c)
 		return;
+	if (c->cum) {
+		for (size_t k = 0; k < c->v.nkernels; k++)
+			free(c->cum[k]);
+		free(c->cum);
+	}
 	st_cubin_view_free(&c->v);
+	st_cubin_view_free(&c->ov);
 	free(c->image);
+	free(c->orig);
 	free(c->name);
 	free(c);
 }

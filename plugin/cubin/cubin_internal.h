@@ -31,18 +31,23 @@ typedef struct st_cubin_view {
 	unsigned symtab; /* section index of .symtab (0: none) */
 	st_reloc *relocs;
 	size_t nrelocs;
+	size_t *reloc_entry; /* file offset of each relocation entry */
 	st_const_bank *consts;
 	size_t nconsts;
 	struct st_refs *refs; /* per kernel, computed on demand */
 } st_cubin_view;
 
+/* The original bytes stay untouched; the current image is always rebuilt from them and the
+ * cumulative permutation of each kernel (cum[k][new slot] = original slot, NULL = identity). */
 struct st_cubin {
 	char *name;
-	uint8_t *image;
+	uint8_t *orig, *image;
 	size_t size;
 	unsigned sm, osabi;
 	uint32_t eflags;
-	st_cubin_view v;
+	st_cubin_view ov; /* parsed from orig */
+	st_cubin_view v;  /* parsed from image (aliases ov's content while nothing moved) */
+	uint32_t **cum;
 };
 
 /* Parse image into a fresh view (ok only if the whole file is consistent). */
@@ -50,15 +55,45 @@ st_status st_cubin_parse(const char *name, const uint8_t *image, size_t size, un
 			 uint32_t *eflags, st_cubin_view *v, st_error *err);
 void st_cubin_view_free(st_cubin_view *v);
 
+typedef enum st_branch_field {
+	ST_BF_NONE,
+	ST_BF_WIDE, /* BRA / BRA.DIV / CALL.REL / BRX / RET.REL */
+	ST_BF_BSSY, /* 30-bit at 34 */
+} st_branch_field;
+
 /* Per-kernel references (plugin/cubin/refs.c). */
+typedef enum st_patch {
+	ST_P_BRANCH,  /* PC-relative immediate of the word at slot */
+	ST_P_SELF,    /* self-cancelling immediate of the word at slot */
+	ST_P_LEPC,    /* LEPC label: byte offset from the next instruction in bits 24..31 (0..127) */
+	ST_P_MOVLIT,  /* 32-bit literal at bits 32..63 of the word at slot */
+	ST_P_U32,     /* u32 at file_off (.nv.info payload, jump table) */
+	ST_P_ROFF,    /* r_offset of the relocation entry at file_off */
+	ST_P_RADDEND, /* r_addend of the RELA entry at file_off (code offset = symval + addend) */
+	ST_P_SYMVAL,  /* st_value of the symbol entry at file_off */
+} st_patch;
+
+typedef struct st_ref_item {
+	st_code_ref pub; /* first: st_cubin_ref returns &item.pub */
+	st_patch how;
+	st_branch_field bf;
+	bool ret;           /* return-point semantics: target = slot after call_slot */
+	uint32_t call_slot;
+	size_t file_off;
+	int64_t symval;     /* ST_P_RADDEND */
+} st_ref_item;
+
 typedef struct st_refs {
 	bool done;
-	st_code_ref *items;
-	size_t n;
+	st_ref_item *items;
+	size_t n, cap;
 	st_status status; /* of the analysis: ST_EUNSUPPORTED with msg when not rewritable */
 	char msg[ST_ERROR_MSG_MAX];
+	uint32_t *func_start; /* slot where the function holding each slot starts (UINT32_MAX: none) */
 } st_refs;
 void st_refs_free(st_refs *r);
+/* Analyse kernel k of (image, view) once; results cached in view->refs[k]. */
+const st_refs *st_refs_get(const uint8_t *image, st_cubin_view *v, unsigned sm, size_t k);
 
 /* Instruction-word helpers (plugin/cubin/insn.c). */
 typedef struct st_word {
@@ -68,11 +103,6 @@ st_word st_word_load(const uint8_t *p);
 void st_word_store(uint8_t *p, st_word w);
 unsigned st_word_opcode(st_word w); /* {bit 91, bits 11..0} */
 
-typedef enum st_branch_field {
-	ST_BF_NONE,
-	ST_BF_WIDE, /* BRA / BRA.DIV / CALL.REL / BRX / RET.REL */
-	ST_BF_BSSY, /* 30-bit at 34 */
-} st_branch_field;
 st_branch_field st_branch_kind(unsigned opcode, const char **name);
 /* Signed immediate of a PC-relative branch, in 4-byte units. */
 int64_t st_branch_imm(st_word w, unsigned sm, st_branch_field f);

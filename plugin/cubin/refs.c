@@ -1,27 +1,536 @@
-/* Code references of a kernel and the permutation that moves them (placeholder). */
+/* Code references of a kernel: everything in the file that names one of its instruction
+ * offsets (SASS.md §1.5, §3.3, §3.4), found once per kernel, and the refusals for anything
+ * that may hold a code offset but is not understood. */
 #include "cubin_internal.h"
+#include "util/util.h"
 
+#include <gelf.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+
+#define OP_MOV 0x802
+#define OP_LEPC_REG 0x34e
+#define OP_LEPC_LABEL 0x94e
+#define OP_CALL_ABS_REG 0x343
+#define OP_CALL_ABS_IMM 0x943
+#define OP_CALL_REL 0x944
+#define OP_BRX 0x949
+#define OP_RET 0x950
+#define OP_WARPSYNC 0x348
+#define RET_BACK_WINDOW 32 /* slots searched before a CALL for its return-address literal */
+#define LEPC_FWD_WINDOW 16 /* slots searched after an LEPC for the literal of its own offset */
 
 void st_refs_free(st_refs *r)
 {
 	free(r->items);
-	r->items = NULL;
-	r->n = 0;
-	r->done = false;
+	free(r->func_start);
+	memset(r, 0, sizeof *r);
 }
 
-size_t st_cubin_ref_count(const st_cubin *c, size_t k) { (void)c; (void)k; return 0; }
-const st_code_ref *st_cubin_ref(const st_cubin *c, size_t k, size_t i) { (void)c; (void)k; (void)i; return NULL; }
+static void refuse(st_refs *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void refuse(st_refs *r, const char *fmt, ...)
+{
+	if (r->status)
+		return;
+	r->status = ST_EUNSUPPORTED;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(r->msg, sizeof r->msg, fmt, ap);
+	va_end(ap);
+}
+
+static st_ref_item *add(st_refs *r, st_ref_kind kind, const char *what, long slot, uint32_t target, st_patch how)
+{
+	if (r->n == r->cap) {
+		size_t cap = r->cap ? 2 * r->cap : 64;
+		st_ref_item *p = realloc(r->items, cap * sizeof *p);
+		if (!p) {
+			if (r->status != ST_ENOMEM) {
+				r->status = ST_ENOMEM;
+				snprintf(r->msg, sizeof r->msg, "out of memory");
+			}
+			return NULL;
+		}
+		r->items = p;
+		r->cap = cap;
+	}
+	st_ref_item *it = &r->items[r->n++];
+	memset(it, 0, sizeof *it);
+	it->pub.kind = kind;
+	it->pub.what = what;
+	it->pub.slot = slot;
+	it->pub.target = target;
+	it->how = how;
+	return it;
+}
+
+/* ---- .nv.info attributes ---- */
+
+typedef enum { A_SAFE, A_LIST, A_MBAR, A_IBT, A_REFUSE } attr_class;
+
+static attr_class classify(unsigned attr)
+{
+	switch (attr) {
+	case 0x1c: case 0x1d: case 0x25: case 0x27: case 0x28: case 0x2d: case 0x31:
+	case 0x46: case 0x47: case 0x57: case 0x59: case 0x65:
+		return A_LIST; /* u32 lists of instruction offsets */
+	case 0x39:
+		return A_MBAR;
+	case 0x34:
+		return A_IBT;
+	case 0x01: case 0x02: case 0x04: case 0x05: case 0x06: case 0x07: case 0x08: case 0x09:
+	case 0x0a: case 0x0b: case 0x0c: case 0x0d: case 0x0e: case 0x0f: case 0x10: case 0x11:
+	case 0x12: case 0x13: case 0x15: case 0x16: case 0x17: case 0x18: case 0x19: case 0x1b:
+	case 0x1e: case 0x1f: case 0x20: case 0x21: case 0x22: case 0x23: case 0x24: case 0x26:
+	case 0x29: case 0x2a: case 0x2b: case 0x2c: case 0x2f: case 0x30: case 0x32: case 0x35:
+	case 0x36: case 0x37: case 0x38: case 0x3b: case 0x3d: case 0x3e: case 0x3f: case 0x41:
+	case 0x42: case 0x45: case 0x48: case 0x49: case 0x4a: case 0x4c: case 0x4d: case 0x50:
+	case 0x51: case 0x52: case 0x53: case 0x54: case 0x58: case 0x5f:
+		return A_SAFE; /* no code offsets (SASS.md §3.3) */
+	default:
+		return A_REFUSE; /* offsets of unknown layout (0x03, 0x2e, 0x3a, 0x40, 0x44, ...) or unknown id */
+	}
+}
+
+/* Sections a rewrite understands; anything else may hold code offsets. */
+static bool known_section(const st_section *s)
+{
+	static const char *const exact[] = {"", ".shstrtab", ".strtab", ".symtab", ".debug_frame", ".debug_line",
+					    ".nv_debug_line_sass", ".nv_debug_ptx_txt", ".nv.callgraph", ".nv.compat",
+					    ".nv.prototype", ".nv.rel.action", ".nv.info"};
+	static const char *const prefix[] = {".note.nv.", ".nv.info.", ".nv.constant", ".nv.global", ".nv.shared.",
+					     ".nv.local.", ".nv.reservedSmem", ".rel.", ".rela.", ".text."};
+	for (size_t i = 0; i < sizeof exact / sizeof exact[0]; i++)
+		if (!strcmp(s->name, exact[i]))
+			return true;
+	for (size_t i = 0; i < sizeof prefix / sizeof prefix[0]; i++)
+		if (!strncmp(s->name, prefix[i], strlen(prefix[i])))
+			return true;
+	return false;
+}
+
+static bool is_line_table(const char *name)
+{
+	return !strcmp(name, ".debug_line") || !strcmp(name, ".nv_debug_line_sass");
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* One BRX's target list from EIATTR_INDIRECT_BRANCH_TARGETS. */
+typedef struct ibt {
+	uint32_t brx;
+	const uint8_t *targets; /* count u32s in the payload */
+	uint32_t count;
+} ibt;
+
+static void analyse(const uint8_t *image, const st_cubin_view *v, unsigned sm, size_t k, st_refs *r)
+{
+	const st_kernel_info *ki = &v->kernels[k];
+	const char *kn = ki->name;
+	const uint8_t *code = image + ki->file_offset;
+	size_t n = ki->insn_count, size = ki->size;
+	bool *is_call = calloc(n ? n : 1, sizeof *is_call);
+	bool *call_done = calloc(n ? n : 1, sizeof *call_done);
+	bool *call_reloc = calloc(n ? n : 1, sizeof *call_reloc);
+	uint32_t *starts = calloc(v->nsymbols + 1, sizeof *starts);
+	ibt *ibts = NULL;
+	size_t nibt = 0, ibtcap = 0;
+	r->func_start = malloc((n ? n : 1) * sizeof *r->func_start);
+	if (!is_call || !call_done || !call_reloc || !starts || !r->func_start) {
+		r->status = ST_ENOMEM;
+		snprintf(r->msg, sizeof r->msg, "out of memory");
+		goto out;
+	}
+
+	/* Sections. */
+	for (size_t i = 0; i < v->nsections; i++)
+		if (!known_section(&v->sections[i]))
+			refuse(r, "section %s (type 0x%x) is not understood and may hold code offsets", v->sections[i].name,
+			       v->sections[i].type);
+
+	/* Functions defined in this section: their entries stay put, their slots stay inside. */
+	size_t nstarts = 0;
+	for (size_t i = 1; i < v->nsymbols; i++) {
+		const st_symbol *s = &v->symbols[i];
+		if (s->shndx != ki->section)
+			continue;
+		if (s->type == STT_SECTION && s->value == 0)
+			continue;
+		if (s->value % 16 || s->value >= size) {
+			if (!(s->value == size && s->type != STT_FUNC))
+				refuse(r, "symbol %s: value 0x%llx is not an instruction of .text.%s", s->name,
+				       (unsigned long long)s->value, kn);
+			continue;
+		}
+		if (s->type == STT_FUNC)
+			starts[nstarts++] = (uint32_t)(s->value / 16);
+		st_ref_item *it = add(r, ST_REF_SYMBOL, s->name, -1, (uint32_t)s->value, ST_P_SYMVAL);
+		if (it)
+			it->file_off = v->sections[v->symtab].offset + i * sizeof(Elf64_Sym);
+	}
+	qsort(starts, nstarts, sizeof *starts, cmp_u32);
+	for (size_t s = 0, f = 0; s < n; s++) {
+		while (f < nstarts && starts[f] <= s)
+			f++;
+		r->func_start[s] = f ? starts[f - 1] : UINT32_MAX;
+	}
+
+	/* Instructions. */
+	for (size_t s = 0; s < n; s++) {
+		st_word w = st_word_load(code + 16 * s);
+		unsigned op = st_word_opcode(w);
+		const char *name = NULL;
+		st_branch_field bf = st_branch_kind(op, &name);
+		uint32_t at = (uint32_t)(16 * s);
+		if (op == OP_RET && ((w.hi >> 21) & 1))
+			continue; /* RET.ABS: register only */
+		if (op == OP_WARPSYNC) {
+			if (!((w.hi >> 22) & 1))
+				continue; /* WARPSYNC Rx: no label */
+			bf = ST_BF_WIDE;
+			name = "WARPSYNC.COLLECTIVE";
+		}
+		if (op == OP_CALL_ABS_REG || op == OP_CALL_ABS_IMM || op == OP_CALL_REL)
+			is_call[s] = true;
+		if (op == OP_LEPC_LABEL) {
+			/* Seen only as LEPC Rd, `(label) with a small forward byte offset in bits 24..31
+			 * (sm_90 printf); anything wider is refused rather than guessed. */
+			int64_t t = (int64_t)at + 16 + (int64_t)((w.lo >> 24) & 0xff);
+			if ((w.lo >> 31) || (w.hi & 0x3ffff))
+				refuse(r, "LEPC at 0x%x: offset encoding is not understood", at);
+			else if (t >= (int64_t)size || t % 16)
+				refuse(r, "LEPC at 0x%x: target 0x%llx is not an instruction of .text.%s", at, (long long)t, kn);
+			else
+				add(r, ST_REF_BRANCH, "LEPC", (long)s, (uint32_t)t, ST_P_LEPC);
+			continue;
+		}
+		if (bf != ST_BF_NONE) {
+			int64_t imm = st_branch_imm(w, sm, bf);
+			int64_t t = (int64_t)at + 16 + 4 * imm;
+			if (op == OP_BRX || op == OP_RET) {
+				if (t != 0)
+					refuse(r, "%s at 0x%x: immediate is not self-cancelling (target 0x%llx)", name, at,
+					       (long long)t);
+				else {
+					st_ref_item *it = add(r, ST_REF_SELF, name, (long)s, 0, ST_P_SELF);
+					if (it)
+						it->bf = bf;
+				}
+				continue;
+			}
+			if (t < 0 || t >= (int64_t)size || t % 16) {
+				refuse(r, "%s at 0x%x: target 0x%llx is not an instruction of .text.%s", name, at,
+				       (long long)t, kn);
+				continue;
+			}
+			st_ref_item *it = add(r, ST_REF_BRANCH, name, (long)s, (uint32_t)t, ST_P_BRANCH);
+			if (it)
+				it->bf = bf;
+			continue;
+		}
+		unsigned low = op & 0xfff;
+		if ((low >= 0x940 && low <= 0x95f) || (low >= 0x340 && low <= 0x35f)) {
+			switch (op) {
+			case 0x941: /* BSYNC */
+			case 0x942: /* BREAK */
+			case 0x94d: /* EXIT */
+			case OP_CALL_ABS_REG:
+			case OP_CALL_ABS_IMM:
+			case OP_LEPC_REG:
+				break;
+			default:
+				refuse(r, "instruction at 0x%x: branch-unit opcode 0x%x is not understood", at, op);
+			}
+		}
+	}
+
+	/* Relocations naming this kernel's code. */
+	for (size_t i = 0; i < v->nrelocs; i++) {
+		const st_reloc *x = &v->relocs[i];
+		const st_symbol *sym = &v->symbols[x->symbol];
+		bool sym_here = x->symbol && sym->shndx == ki->section;
+		const char *tn = x->type_name ? x->type_name : "relocation";
+		if (x->target == ki->section) {
+			uint32_t t = (uint32_t)x->offset;
+			st_ref_item *it = add(r, ST_REF_RELOC, tn, (long)(t / 16), t, ST_P_ROFF);
+			if (it)
+				it->file_off = v->reloc_entry[i];
+			if (t / 16 < n && is_call[t / 16])
+				call_reloc[t / 16] = true;
+			if (!sym_here)
+				continue;
+			if (!x->rela) {
+				refuse(r, "REL relocation %s at 0x%x of .text.%s names its own code", tn, t, kn);
+				continue;
+			}
+			int64_t c = (int64_t)sym->value + x->addend;
+			if (c >= 16 && c <= (int64_t)size && c % 16 == 0 && is_call[c / 16 - 1]) {
+				it = add(r, ST_REF_RETURN, tn, (long)(t / 16), (uint32_t)c, ST_P_RADDEND);
+				if (it) {
+					it->ret = true;
+					it->call_slot = (uint32_t)(c / 16 - 1);
+					it->file_off = v->reloc_entry[i];
+					it->symval = (int64_t)sym->value;
+				}
+				call_done[c / 16 - 1] = true;
+			} else if (c >= 0 && c < (int64_t)size && c % 16 == 0) {
+				it = add(r, ST_REF_RELOC, tn, (long)(t / 16), (uint32_t)c, ST_P_RADDEND);
+				if (it) {
+					it->file_off = v->reloc_entry[i];
+					it->symval = (int64_t)sym->value;
+				}
+			} else {
+				refuse(r, "relocation %s at 0x%x names offset 0x%llx outside .text.%s", tn, t, (long long)c, kn);
+			}
+		} else if (sym_here) {
+			const st_section *ts = &v->sections[x->target];
+			if (is_line_table(ts->name))
+				continue; /* dropped when code moves */
+			int64_t c = (int64_t)sym->value + x->addend;
+			bool call_target = (x->type == 58 || x->type == 75 || x->type == 114) && sym->type == STT_FUNC &&
+					   (ts->flags & SHF_EXECINSTR);
+			if (!x->rela && call_target) {
+				c = (int64_t)sym->value; /* a CALL.ABS to a function entry (its field holds 0) */
+			} else if (!x->rela) { /* R_CUDA_64 keeps its addend in the patched data */
+				if (x->type != 2 || ts->type == SHT_NOBITS || x->offset > ts->size || ts->size - x->offset < 8) {
+					refuse(r, "REL relocation %s in %s against .text.%s is not understood", tn, ts->name, kn);
+					continue;
+				}
+				c = (int64_t)sym->value + (int64_t)st_le64(image + ts->offset + x->offset);
+			}
+			bool start = c == 0;
+			for (size_t f = 0; f < nstarts && !start; f++)
+				start = (int64_t)starts[f] * 16 == c;
+			if (!start)
+				refuse(r, "relocation %s in %s names offset 0x%llx of .text.%s, which is not a function entry",
+				       tn, ts->name, (long long)c, kn);
+		}
+	}
+
+	/* LEPC label as a return address. */
+	for (size_t i = 0; i < r->n; i++) {
+		st_ref_item *it = &r->items[i];
+		if (it->how == ST_P_LEPC && it->pub.target >= 16 && is_call[it->pub.target / 16 - 1]) {
+			it->ret = true;
+			it->call_slot = it->pub.target / 16 - 1;
+			it->pub.kind = ST_REF_RETURN;
+			call_done[it->call_slot] = true;
+		}
+	}
+
+	/* Return-address literals: MOV Rx, <offset after the CALL> shortly before each CALL. */
+	for (size_t s = 0; s < n; s++) {
+		if (!is_call[s])
+			continue;
+		st_word cw = st_word_load(code + 16 * s);
+		if (st_word_opcode(cw) == OP_CALL_ABS_IMM && !call_reloc[s])
+			refuse(r, "CALL.ABS at 0x%zx has no relocation", 16 * s);
+		if (call_done[s])
+			continue;
+		uint32_t ret = (uint32_t)(16 * (s + 1));
+		size_t lo = s > RET_BACK_WINDOW ? s - RET_BACK_WINDOW : 0;
+		if (r->func_start[s] != UINT32_MAX && r->func_start[s] > lo)
+			lo = r->func_start[s];
+		for (size_t m = s; m-- > lo;) {
+			if (is_call[m])
+				break;
+			st_word w = st_word_load(code + 16 * m);
+			if (st_word_opcode(w) == OP_MOV && (uint32_t)(w.lo >> 32) == ret) {
+				st_ref_item *it = add(r, ST_REF_RETURN, "MOV", (long)m, ret, ST_P_MOVLIT);
+				if (it) {
+					it->ret = true;
+					it->call_slot = (uint32_t)s;
+				}
+				call_done[s] = true;
+				break;
+			}
+		}
+		if (!call_done[s])
+			refuse(r, "CALL at 0x%zx: its return-address literal (0x%x) was not found", 16 * s, ret);
+	}
+
+	/* LEPC Rx (no label) is followed by MOV Ry, <offset of the LEPC>: PC-relative arithmetic. */
+	for (size_t s = 0; s < n; s++) {
+		st_word w0 = st_word_load(code + 16 * s);
+		if (st_word_opcode(w0) != OP_LEPC_REG)
+			continue;
+		bool found = false;
+		for (size_t m = s + 1; m < n && m <= s + LEPC_FWD_WINDOW && !is_call[m]; m++) {
+			st_word w = st_word_load(code + 16 * m);
+			if (st_word_opcode(w) == OP_MOV && (uint32_t)(w.lo >> 32) == 16 * s) {
+				add(r, ST_REF_LITERAL, "MOV", (long)m, (uint32_t)(16 * s), ST_P_MOVLIT);
+				found = true;
+				break;
+			}
+		}
+		if (!found)
+			refuse(r, "LEPC at 0x%zx: the literal of its own offset was not found", 16 * s);
+	}
+
+	/* .nv.info records. */
+	for (size_t i = 0; i < v->nnvinfo; i++) {
+		const st_nvinfo *a = &v->nvinfo[i];
+		attr_class cls = classify(a->attr);
+		char idbuf[32];
+		const char *an = a->name;
+		if (!an) {
+			snprintf(idbuf, sizeof idbuf, "0x%02x", a->attr);
+			an = idbuf;
+		}
+		if (a->kernel == ST_CUBIN_NONE) {
+			if (cls != A_SAFE)
+				refuse(r, "attribute %s in .nv.info is not understood and may hold code offsets", an);
+			continue;
+		}
+		if (a->kernel != k)
+			continue;
+		if (cls == A_SAFE)
+			continue;
+		if (cls == A_REFUSE) {
+			refuse(r, "attribute %s in .nv.info.%s is not understood and may hold code offsets", an, kn);
+			continue;
+		}
+		size_t base = v->sections[a->section].offset + a->offset + 4;
+		if (a->format != 4 || a->size % 4) {
+			refuse(r, "attribute %s in .nv.info.%s: unexpected format %u / size %zu", an, kn, a->format, a->size);
+			continue;
+		}
+		size_t words = a->size / 4;
+		if (cls == A_MBAR && words % 4) {
+			refuse(r, "attribute %s in .nv.info.%s: size %zu is not a multiple of 16", an, kn, a->size);
+			continue;
+		}
+		for (size_t w = 0; w < words;) {
+			size_t step = 1;
+			uint32_t t = st_le32(a->payload + 4 * w);
+			if (cls == A_IBT) {
+				if (words - w < 3 || st_le32(a->payload + 4 * (w + 2)) > words - w - 3) {
+					refuse(r, "attribute %s in .nv.info.%s: malformed record at word %zu", an, kn, w);
+					break;
+				}
+				uint32_t cnt = st_le32(a->payload + 4 * (w + 2));
+				step = 3 + cnt;
+				if (t % 16 || t >= size || st_word_opcode(st_word_load(code + t)) != OP_BRX) {
+					refuse(r, "attribute %s in .nv.info.%s: 0x%x is not a BRX of the kernel", an, kn, t);
+					break;
+				}
+				for (uint32_t j = 0; j < cnt; j++) {
+					uint32_t tj = st_le32(a->payload + 4 * (w + 3 + j));
+					if (tj % 16 || tj >= size)
+						refuse(r, "attribute %s in .nv.info.%s: target 0x%x is not an instruction", an,
+						       kn, tj);
+					st_ref_item *it = add(r, ST_REF_ATTR, a->name, -1, tj, ST_P_U32);
+					if (it)
+						it->file_off = base + 4 * (w + 3 + j);
+				}
+				if (nibt == ibtcap) {
+					ibtcap = ibtcap ? 2 * ibtcap : 4;
+					ibt *p = realloc(ibts, ibtcap * sizeof *p);
+					if (!p) {
+						r->status = ST_ENOMEM;
+						snprintf(r->msg, sizeof r->msg, "out of memory");
+						goto out;
+					}
+					ibts = p;
+				}
+				ibts[nibt++] = (ibt){t, a->payload + 4 * (w + 3), cnt};
+			} else if (cls == A_MBAR) {
+				step = 4;
+			}
+			if (t % 16 || t >= size) {
+				refuse(r, "attribute %s in .nv.info.%s: entry 0x%x is not an instruction of .text.%s", an, kn,
+				       t, kn);
+				break;
+			}
+			st_ref_item *it = add(r, ST_REF_ATTR, a->name, -1, t, ST_P_U32);
+			if (it)
+				it->file_off = base + 4 * w;
+			w += step;
+		}
+	}
+
+	/* Jump tables: the u32 runs of .nv.constant2.<kernel> equal to each BRX's target list. */
+	if (nibt) {
+		const st_const_bank *bank = NULL;
+		for (size_t i = 0; i < v->nconsts; i++)
+			if (v->consts[i].bank == 2 && v->consts[i].kernel == k && v->consts[i].data)
+				bank = &v->consts[i];
+		for (size_t i = 0; bank && i < v->nrelocs; i++)
+			if (v->relocs[i].target == bank->section)
+				refuse(r, "%s has relocations", bank->section_name);
+		size_t words = bank ? bank->size / 4 : 0;
+		bool *claimed = calloc(words ? words : 1, sizeof *claimed);
+		if (!claimed) {
+			r->status = ST_ENOMEM;
+			snprintf(r->msg, sizeof r->msg, "out of memory");
+			goto out;
+		}
+		for (size_t b = 0; b < nibt; b++) {
+			const ibt *t = &ibts[b];
+			bool found = false;
+			for (size_t w = 0; t->count && w + t->count <= words && !found; w++) {
+				if (claimed[w] || memcmp(bank->data + 4 * w, t->targets, 4 * (size_t)t->count))
+					continue;
+				found = true;
+				for (uint32_t j = 0; j < t->count; j++) {
+					claimed[w + j] = true;
+					st_ref_item *it = add(r, ST_REF_JUMP_TABLE, bank->section_name, -1,
+							      st_le32(bank->data + 4 * (w + j)), ST_P_U32);
+					if (it)
+						it->file_off = v->sections[bank->section].offset + 4 * (w + j);
+				}
+			}
+			if (!found && t->count)
+				refuse(r, "jump table of BRX at 0x%x (%u targets) not found in .nv.constant2.%s", t->brx,
+				       t->count, kn);
+		}
+		free(claimed);
+	}
+out:
+	free(is_call);
+	free(call_done);
+	free(call_reloc);
+	free(starts);
+	free(ibts);
+}
+
+const st_refs *st_refs_get(const uint8_t *image, st_cubin_view *v, unsigned sm, size_t k)
+{
+	st_refs *r = &v->refs[k];
+	if (!r->done) {
+		analyse(image, v, sm, k, r);
+		r->done = true;
+	}
+	return r;
+}
+
+size_t st_cubin_ref_count(const st_cubin *c, size_t k)
+{
+	if (k >= c->v.nkernels)
+		return 0;
+	return st_refs_get(c->image, (st_cubin_view *)&c->v, c->sm, k)->n;
+}
+
+const st_code_ref *st_cubin_ref(const st_cubin *c, size_t k, size_t i)
+{
+	if (k >= c->v.nkernels)
+		return NULL;
+	const st_refs *r = st_refs_get(c->image, (st_cubin_view *)&c->v, c->sm, k);
+	return i < r->n ? &r->items[i].pub : NULL;
+}
 
 st_status st_cubin_check_rewritable(const st_cubin *c, size_t k, st_error *err)
 {
-	(void)c; (void)k;
-	return st_error_set(err, ST_EUNSUPPORTED, "rewriting is not implemented yet");
-}
-
-st_status st_cubin_permute(st_cubin *c, size_t k, const uint32_t *perm, size_t n, st_error *err)
-{
-	(void)c; (void)k; (void)perm; (void)n;
-	return st_error_set(err, ST_EUNSUPPORTED, "rewriting is not implemented yet");
+	if (k >= c->v.nkernels)
+		return st_error_set(err, ST_EINVAL, "%s: kernel index %zu out of range", c->name, k);
+	const st_refs *r = st_refs_get(c->image, (st_cubin_view *)&c->v, c->sm, k);
+	if (r->status)
+		return st_error_set(err, r->status, "%s: .text.%s: %s", c->name, c->v.kernels[k].name, r->msg);
+	return ST_OK;
 }

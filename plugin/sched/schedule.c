@@ -1,0 +1,350 @@
+/* Schedule files (include/sasstune/schedule.h): parse, build, print, apply. */
+#include "sasstune/schedule.h"
+#include "util/util.h"
+
+#include <cJSON.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct sched_kernel {
+	char *name;
+	bool is_perm; /* v holds a permutation, else a list of swaps */
+	uint32_t *v;
+	size_t n, cap;
+} sched_kernel;
+
+struct st_schedule {
+	sched_kernel *k;
+	size_t n, cap;
+};
+
+void st_schedule_free(st_schedule *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->n; i++) {
+		free(s->k[i].name);
+		free(s->k[i].v);
+	}
+	free(s->k);
+	free(s);
+}
+
+st_status st_schedule_new(st_schedule **out, st_error *err)
+{
+	*out = calloc(1, sizeof **out);
+	return *out ? ST_OK : st_error_set(err, ST_ENOMEM, "out of memory");
+}
+
+size_t st_schedule_kernel_count(const st_schedule *s) { return s->n; }
+
+const char *st_schedule_kernel_name(const st_schedule *s, size_t i) { return i < s->n ? s->k[i].name : NULL; }
+
+static sched_kernel *find(st_schedule *s, const char *name)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (!strcmp(s->k[i].name, name))
+			return &s->k[i];
+	return NULL;
+}
+
+static sched_kernel *add_kernel(st_schedule *s, const char *name)
+{
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 4;
+		sched_kernel *p = realloc(s->k, cap * sizeof *p);
+		if (!p)
+			return NULL;
+		s->k = p;
+		s->cap = cap;
+	}
+	sched_kernel *k = &s->k[s->n];
+	memset(k, 0, sizeof *k);
+	if (!(k->name = strdup(name)))
+		return NULL;
+	s->n++;
+	return k;
+}
+
+static bool push(sched_kernel *k, uint32_t x)
+{
+	if (k->n == k->cap) {
+		size_t cap = k->cap ? 2 * k->cap : 16;
+		uint32_t *p = realloc(k->v, cap * sizeof *p);
+		if (!p)
+			return false;
+		k->v = p;
+		k->cap = cap;
+	}
+	k->v[k->n++] = x;
+	return true;
+}
+
+/* ---- parsing ---- */
+
+static st_status parse_list(const char *name, const char *kname, const char *field, const cJSON *arr, sched_kernel *k,
+			    st_error *err)
+{
+	if (!cJSON_IsArray(arr))
+		return st_error_set(err, ST_EFORMAT, "%s: kernels.%s.%s: expected an array of slot numbers", name, kname,
+				    field);
+	size_t i = 0;
+	for (const cJSON *e = arr->child; e; e = e->next, i++) {
+		double d = cJSON_IsNumber(e) ? e->valuedouble : -1;
+		if (!cJSON_IsNumber(e) || d < 0 || d > 4294967295.0 || floor(d) != d)
+			return st_error_set(err, ST_EFORMAT, "%s: kernels.%s.%s[%zu]: expected a non-negative integer slot",
+					    name, kname, field, i);
+		if (!push(k, (uint32_t)d))
+			return st_error_set(err, ST_ENOMEM, "out of memory");
+	}
+	return ST_OK;
+}
+
+st_status st_schedule_parse(const char *json, size_t len, const char *name, st_schedule **out, st_error *err)
+{
+	*out = NULL;
+	if (!name)
+		name = "schedule";
+	cJSON *root = cJSON_ParseWithLength(json, len);
+	if (!root) {
+		const char *at = cJSON_GetErrorPtr();
+		size_t off = at && at >= json && at <= json + len ? (size_t)(at - json) : len;
+		return st_error_set(err, ST_EFORMAT, "%s: not valid JSON (near byte %zu)", name, off);
+	}
+	st_schedule *s = NULL;
+	st_status rc = st_schedule_new(&s, err);
+	if (rc)
+		goto out;
+	if (!cJSON_IsObject(root)) {
+		rc = st_error_set(err, ST_EFORMAT, "%s: expected a JSON object", name);
+		goto out;
+	}
+	const cJSON *ver = NULL, *kernels = NULL;
+	for (const cJSON *e = root->child; e; e = e->next) {
+		if (!strcmp(e->string, "sasstune_schedule"))
+			ver = e;
+		else if (!strcmp(e->string, "kernels"))
+			kernels = e;
+		else {
+			rc = st_error_set(err, ST_EFORMAT, "%s: unknown field \"%s\"", name, e->string);
+			goto out;
+		}
+	}
+	if (!ver) {
+		rc = st_error_set(err, ST_EFORMAT, "%s: missing \"sasstune_schedule\" (the format version, 1)", name);
+		goto out;
+	}
+	if (!cJSON_IsNumber(ver) || ver->valuedouble != ST_SCHEDULE_VERSION) {
+		rc = st_error_set(err, ST_EUNSUPPORTED, "%s: sasstune_schedule: version %s is not supported (this is version %d)",
+				  name, cJSON_IsNumber(ver) ? "other than 1" : "not a number", ST_SCHEDULE_VERSION);
+		goto out;
+	}
+	if (!kernels || !cJSON_IsObject(kernels)) {
+		rc = st_error_set(err, ST_EFORMAT, "%s: kernels: expected an object of kernel names", name);
+		goto out;
+	}
+	for (const cJSON *e = kernels->child; e; e = e->next) {
+		if (find(s, e->string)) {
+			rc = st_error_set(err, ST_EFORMAT, "%s: kernels.%s: given twice", name, e->string);
+			goto out;
+		}
+		if (!cJSON_IsObject(e)) {
+			rc = st_error_set(err, ST_EFORMAT, "%s: kernels.%s: expected an object with \"swaps\" or \"permutation\"",
+					  name, e->string);
+			goto out;
+		}
+		sched_kernel *k = add_kernel(s, e->string);
+		if (!k) {
+			rc = st_error_set(err, ST_ENOMEM, "out of memory");
+			goto out;
+		}
+		const cJSON *swaps = NULL, *perm = NULL;
+		for (const cJSON *f = e->child; f; f = f->next) {
+			if (!strcmp(f->string, "swaps"))
+				swaps = f;
+			else if (!strcmp(f->string, "permutation"))
+				perm = f;
+			else {
+				rc = st_error_set(err, ST_EFORMAT, "%s: kernels.%s: unknown field \"%s\"", name, e->string,
+						  f->string);
+				goto out;
+			}
+		}
+		if ((swaps != NULL) == (perm != NULL)) {
+			rc = st_error_set(err, ST_EFORMAT, "%s: kernels.%s: give exactly one of \"swaps\" and \"permutation\"",
+					  name, e->string);
+			goto out;
+		}
+		k->is_perm = perm != NULL;
+		if ((rc = parse_list(name, e->string, perm ? "permutation" : "swaps", perm ? perm : swaps, k, err)))
+			goto out;
+	}
+out:
+	cJSON_Delete(root);
+	if (rc) {
+		st_schedule_free(s);
+		return rc;
+	}
+	*out = s;
+	return ST_OK;
+}
+
+st_status st_schedule_load(const char *path, st_schedule **out, st_error *err)
+{
+	*out = NULL;
+	uint8_t *data;
+	size_t size;
+	st_status rc = st_read_file(path, &data, &size, err);
+	if (rc)
+		return rc;
+	rc = st_schedule_parse((const char *)data, size, path, out, err);
+	free(data);
+	return rc;
+}
+
+/* ---- using ---- */
+
+st_status st_schedule_permutation(const st_schedule *s, size_t i, size_t n, uint32_t *perm, st_error *err)
+{
+	if (i >= s->n)
+		return st_error_set(err, ST_EINVAL, "schedule kernel index %zu out of range", i);
+	const sched_kernel *k = &s->k[i];
+	for (size_t j = 0; j < n; j++)
+		perm[j] = (uint32_t)j;
+	if (!k->is_perm) {
+		for (size_t j = 0; j < k->n; j++) {
+			uint32_t a = k->v[j];
+			if ((size_t)a + 1 >= n)
+				return st_error_set(err, ST_EINVAL, "kernels.%s.swaps[%zu]: slot %u has no next slot (the kernel has %zu)",
+						    k->name, j, a, n);
+			uint32_t t = perm[a];
+			perm[a] = perm[a + 1];
+			perm[a + 1] = t;
+		}
+		return ST_OK;
+	}
+	if (k->n != n)
+		return st_error_set(err, ST_EINVAL, "kernels.%s.permutation: %zu entries, the kernel has %zu slots", k->name,
+				    k->n, n);
+	bool *seen = calloc(n ? n : 1, sizeof *seen);
+	if (!seen)
+		return st_error_set(err, ST_ENOMEM, "out of memory");
+	st_status rc = ST_OK;
+	for (size_t j = 0; j < n && !rc; j++) {
+		uint32_t p = k->v[j];
+		if (p >= n)
+			rc = st_error_set(err, ST_EINVAL, "kernels.%s.permutation[%zu]: slot %u is past the last slot %zu",
+					  k->name, j, p, n - 1);
+		else if (seen[p])
+			rc = st_error_set(err, ST_EINVAL, "kernels.%s.permutation[%zu]: slot %u appears twice", k->name, j, p);
+		else {
+			seen[p] = true;
+			perm[j] = p;
+		}
+	}
+	free(seen);
+	return rc;
+}
+
+st_status st_schedule_add_swap(st_schedule *s, const char *kernel, uint32_t slot, st_error *err)
+{
+	sched_kernel *k = find(s, kernel);
+	if (k && k->is_perm)
+		return st_error_set(err, ST_EINVAL, "kernels.%s already holds a permutation", kernel);
+	if (!k && !(k = add_kernel(s, kernel)))
+		return st_error_set(err, ST_ENOMEM, "out of memory");
+	return push(k, slot) ? ST_OK : st_error_set(err, ST_ENOMEM, "out of memory");
+}
+
+st_status st_schedule_set_permutation(st_schedule *s, const char *kernel, const uint32_t *perm, size_t n,
+				      st_error *err)
+{
+	sched_kernel *k = find(s, kernel);
+	if (k && !k->is_perm && k->n)
+		return st_error_set(err, ST_EINVAL, "kernels.%s already holds swaps", kernel);
+	if (!k && !(k = add_kernel(s, kernel)))
+		return st_error_set(err, ST_ENOMEM, "out of memory");
+	k->is_perm = true;
+	k->n = 0;
+	for (size_t j = 0; j < n; j++)
+		if (!push(k, perm[j]))
+			return st_error_set(err, ST_ENOMEM, "out of memory");
+	return ST_OK;
+}
+
+char *st_schedule_to_json(const st_schedule *s)
+{
+	st_buf b = {0};
+	bool ok = st_buf_printf(&b, "{\"sasstune_schedule\": %d, \"kernels\": {", ST_SCHEDULE_VERSION) == ST_OK;
+	for (size_t i = 0; ok && i < s->n; i++) {
+		const sched_kernel *k = &s->k[i];
+		cJSON *str = cJSON_CreateString(k->name);
+		char *q = str ? cJSON_PrintUnformatted(str) : NULL;
+		cJSON_Delete(str);
+		ok = q && st_buf_printf(&b, "%s%s: {\"%s\": [", i ? ", " : "", q, k->is_perm ? "permutation" : "swaps") == ST_OK;
+		free(q);
+		for (size_t j = 0; ok && j < k->n; j++)
+			ok = st_buf_printf(&b, "%s%u", j ? ", " : "", k->v[j]) == ST_OK;
+		ok = ok && st_buf_printf(&b, "]}") == ST_OK;
+	}
+	ok = ok && st_buf_printf(&b, "}}\n") == ST_OK;
+	if (!ok) {
+		st_buf_free(&b);
+		return NULL;
+	}
+	return (char *)b.data;
+}
+
+st_status st_schedule_apply(const st_schedule *s, st_cubin *c, st_error *err)
+{
+	size_t nk = s->n;
+	size_t *idx = calloc(nk ? nk : 1, sizeof *idx);
+	uint32_t **perms = calloc(nk ? nk : 1, sizeof *perms);
+	st_status rc = ST_OK;
+	size_t done = 0;
+	if (!idx || !perms) {
+		rc = st_error_set(err, ST_ENOMEM, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < nk; i++) {
+		idx[i] = st_cubin_find_kernel(c, s->k[i].name);
+		if (idx[i] == ST_CUBIN_NONE) {
+			rc = st_error_set(err, ST_ENOTFOUND, "%s: no kernel named '%s' (kernels.%s of the schedule)",
+					  st_cubin_name(c), s->k[i].name, s->k[i].name);
+			goto out;
+		}
+		size_t n = st_cubin_kernel(c, idx[i])->insn_count;
+		if (!(perms[i] = malloc((n ? n : 1) * sizeof **perms))) {
+			rc = st_error_set(err, ST_ENOMEM, "out of memory");
+			goto out;
+		}
+		if ((rc = st_schedule_permutation(s, i, n, perms[i], err))) {
+			st_error_wrap(err, "%s", st_cubin_name(c));
+			goto out;
+		}
+	}
+	for (; done < nk; done++)
+		if ((rc = st_cubin_permute(c, idx[done], perms[done], st_cubin_kernel(c, idx[done])->insn_count, err)))
+			break;
+	/* Undo what was applied: the cubin rebuilds from its original bytes, so inverses restore it. */
+	while (rc && done-- > 0) {
+		size_t n = st_cubin_kernel(c, idx[done])->insn_count;
+		uint32_t *inv = malloc((n ? n : 1) * sizeof *inv);
+		if (!inv)
+			break;
+		for (size_t j = 0; j < n; j++)
+			inv[perms[done][j]] = (uint32_t)j;
+		st_error ignored = {0};
+		st_cubin_permute(c, idx[done], inv, n, &ignored);
+		free(inv);
+	}
+out:
+	for (size_t i = 0; perms && i < nk; i++)
+		free(perms[i]);
+	free(perms);
+	free(idx);
+	return rc;
+}
