@@ -509,6 +509,9 @@ st_status cc_compile_ir(const char *path, const uint8_t *ir, size_t ir_len, cons
 			fputs(child_err, stderr); /* a crash report, or the sanitizers' words */
 		if (res.timed_out)
 			rc = st_error_set(err, ST_ETIMEOUT, "%s: LLVM did not finish within %d s", path, CC_LLVM_TIMEOUT_S);
+		else if (got && !res.signal)
+			rc = st_error_set(err, ST_ETOOL, "%s: the LLVM child process compiled it but exited with status %d "
+					  "(its messages are above)", path, res.exit_code);
 		else if (res.signal)
 			rc = st_error_set(err, ST_ETOOL, "%s: LLVM crashed on it (signal %d)%s", path, res.signal,
 					  cc_verbose ? "" : "; -v shows LLVM's report");

@@ -144,6 +144,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 		return usage_error("no input file%s", "");
 	if (!o->output)
 		return usage_error("no output file: give -o OUT%s", "");
+	if (!o->output[0] || !o->input[0])
+		return usage_error("empty file name%s", "");
 	if (!o->arch)
 		o->arch = "sm_90";
 	if (!cc_arch_supported(o->arch)) {
