@@ -8,9 +8,10 @@
  *   DIR/v1/<key>/tune.lock         flock held by the process tuning the key
  *
  * Every write is a temporary file plus rename; the cubin is written before the
- * entry that names it, and replaced cubins are removed only under store.lock.
- * Readers take no lock: a reader that finds the named cubin gone (replaced in
- * between) reads the entry again.
+ * entry that names it, and replaced cubins are removed only under store.lock,
+ * one replacement late (the previous entry's cubin is kept).  Readers take no
+ * lock: a reader that still finds the named cubin gone (two replacements
+ * between its two reads) reads the entry again.
  */
 #ifndef ST_CACHE_INTERNAL_H
 #define ST_CACHE_INTERNAL_H

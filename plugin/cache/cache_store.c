@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #define STORE_LOCK_WAIT_MS 10000 /* a store holds store.lock for two small writes */
-#define READ_ATTEMPTS 4          /* re-reads when a concurrent store replaced the cubin */
+#define READ_ATTEMPTS 100        /* re-reads when concurrent stores replaced the cubin twice */
 
 struct st_cache {
 	char *dir;  /* what the user named */
@@ -312,9 +312,12 @@ static st_status lock_file(int *fd_out, const char *folder, const char *name, in
 	return rc;
 }
 
-/* Remove the key folder's files other than keep_cubin (replaced cubins, temporaries of
- * writers that died).  Runs under store.lock, so no writer is between its two writes. */
-static void sweep(const char *folder, const char *keep_cubin)
+/* Remove the key folder's files other than the cubins named keep and keep_prev (replaced
+ * cubins, temporaries of writers that died).  Runs under store.lock, so no writer is between
+ * its two writes.  The previous entry's cubin is kept because a reader may have read the
+ * previous entry.json and not yet opened its cubin; only a second replacement removes it,
+ * and a reader that loses that race reads the entry again. */
+static void sweep(const char *folder, const char *keep, const char *keep_prev)
 {
 	DIR *d = opendir(folder);
 	if (!d)
@@ -324,7 +327,7 @@ static void sweep(const char *folder, const char *keep_cubin)
 		const char *n = de->d_name;
 		size_t len = strlen(n);
 		int cubin = len > 6 && !strcmp(n + len - 6, ".cubin");
-		if ((cubin && strcmp(n, keep_cubin) != 0) || strstr(n, ".tmp.")) {
+		if ((cubin && strcmp(n, keep) != 0 && strcmp(n, keep_prev) != 0) || strstr(n, ".tmp.")) {
 			char *p = join(folder, n, NULL);
 			if (p)
 				unlink(p);
@@ -354,10 +357,21 @@ st_status st_cache_store(st_cache *c, const st_cache_key_fields *fields, const s
 	}
 	if ((rc = lock_file(&fd, folder, "store.lock", STORE_LOCK_WAIT_MS, err)) != ST_OK)
 		goto done;
+	char prev[72] = "";
+	uint8_t *old;
+	size_t old_size;
+	if (read_limited(epath, ST_CACHE_ENTRY_MAX, &old, &old_size, NULL) == ST_OK) {
+		st_cache_entry *e;
+		if (st_cache__parse_entry(&e, (const char *)old, old_size, key, NULL) == ST_OK) {
+			snprintf(prev, sizeof prev, "%s.cubin", e->info.tuned_sha256);
+			st_cache_entry_free(e);
+		}
+		free(old);
+	}
 	if ((rc = st_write_file_atomic(cpath, rec->tuned_cubin, rec->tuned_cubin_size, err)) != ST_OK ||
 	    (rc = st_write_file_atomic(epath, json, strlen(json), err)) != ST_OK)
 		goto done;
-	sweep(folder, name);
+	sweep(folder, name, prev);
 done:
 	if (fd >= 0)
 		close(fd);
