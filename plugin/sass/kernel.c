@@ -209,7 +209,7 @@ st_status st_sass_decode_code(int sm, const char *name, const uint8_t *code, siz
 					 (unsigned long long)lo, (unsigned long long)hi);
 			goto done;
 		}
-		if ((s = st_sass_analyze(sm, li->text, &a, err)) != ST_OK) {
+		if ((s = st_sass_analyze(sm, li->text, code + 16 * i, &a, err)) != ST_OK) {
 			st_error_wrap(err, "sass: kernel %s at /*%04zx*/", name, i * 16);
 			goto done;
 		}

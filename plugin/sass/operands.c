@@ -6,6 +6,7 @@
  * (docs/sass.md lists the agreement and the known differences). */
 #include "latency.h"
 #include "sass_internal.h"
+#include "util/util.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -341,7 +342,7 @@ static void mma_regs(const char *m, size_t mlen, const char *opc, size_t n, unsi
 {
 	char shape[16] = "";
 	mod_at(opc, n, 0, shape, sizeof shape);
-	int f32 = has_mod(opc, n, "F32") || has_mod(opc, n, "S32");
+	int f32 = has_mod(opc, n, "F32") || is_mnem(m, mlen, "IMMA") || is_mnem(m, mlen, "BMMA");
 	r[0] = r[3] = f32 ? 4 : 2;
 	r[1] = 4;
 	r[2] = 2;
@@ -410,7 +411,7 @@ static void add_subs(struct st_analysis *a, const struct opnd *o, unsigned slot)
 		add_reg(a->uses, &a->nuses, o->subs[k].file, o->subs[k].index, o->subs[k].count, slot);
 }
 
-st_status st_sass_analyze(int sm, const char *text, struct st_analysis *a, st_error *err)
+st_status st_sass_analyze(int sm, const char *text, const uint8_t *word, struct st_analysis *a, st_error *err)
 {
 	memset(a, 0, sizeof *a);
 	a->guard = -1;
@@ -535,7 +536,11 @@ st_status st_sass_analyze(int sm, const char *text, struct st_analysis *a, st_er
 	unsigned ndef_ops = 0;
 	if (dk != ST_DK_NONE && nops && (ops[0].kind == OK_REG || (ops[0].kind == OK_SPECIAL && ops[0].all_preds))) {
 		ndef_ops = 1;
-		if (dk == ST_DK_TWO && nops > 1 && ops[1].kind == OK_REG)
+		int first_pred = ops[0].kind == OK_REG && (ops[0].file == ST_RF_P || ops[0].file == ST_RF_UP);
+		int is_vote = is_mnem(m, mlen, "VOTE") || is_mnem(m, mlen, "VOTEU");
+		if (dk == ST_DK_TWO && nops > 1 && ops[1].kind == OK_REG && !ops[1].neg && !(is_vote && first_pred))
+			ndef_ops = 2;
+		if (dk == ST_DK_PFIRST && first_pred && nops > 1 && ops[1].kind == OK_REG)
 			ndef_ops = 2;
 		if (dk == ST_DK_CARRY)
 			while (ndef_ops < nops && ndef_ops < 3 && ops[ndef_ops].kind == OK_REG && !ops[ndef_ops].neg &&
@@ -566,6 +571,8 @@ st_status st_sass_analyze(int sm, const char *text, struct st_analysis *a, st_er
 				count = data_regs(opc, on);
 			else if (is_mnem(m, mlen, "LDSM"))
 				count = 1;
+			else if (is_mnem(m, mlen, "SYNCS") && has_mod(opc, on, "ARRIVE"))
+				count = 2; /* the 64-bit arrival state */
 			else if (is_mnem(m, mlen, "CS2R"))
 				count = has_mod(opc, on, "32") ? 1 : 2;
 			else if ((is_mnem(m, mlen, "IMAD") || is_mnem(m, mlen, "UIMAD")) && has_mod(opc, on, "WIDE"))
@@ -584,7 +591,13 @@ st_status st_sass_analyze(int sm, const char *text, struct st_analysis *a, st_er
 		const struct opnd *o = &ops[i];
 		unsigned slot = src == 0 ? ST_SLOT_A : src == 1 ? ST_SLOT_B : ST_SLOT_C;
 		if (o->kind == OK_MEM) {
-			add_subs(a, o, slot);
+			struct opnd mo = *o;
+			/* ATOMG.E.CAS ... [R8]: a 64-bit address printed without .64 */
+			if (a->space == ST_SPACE_GLOBAL && (a->flags & ST_F_ATOMIC) && has_mod(opc, on, "E") && !mo.is_desc)
+				for (unsigned k = 0; k < mo.nsub; k++)
+					if (mo.subs[k].file == ST_RF_R)
+						mo.subs[k].count = 2;
+			add_subs(a, &mo, slot);
 			src++;
 			continue;
 		}
@@ -617,6 +630,10 @@ st_status st_sass_analyze(int sm, const char *text, struct st_analysis *a, st_er
 				count = data_regs(opc, on);
 			} else if ((is_mnem(m, mlen, "IMAD") || is_mnem(m, mlen, "UIMAD")) && has_mod(opc, on, "WIDE")) {
 				count = src == 2 ? 2 : 1;
+			} else if (is_mnem(m, mlen, "IMAD") && has_mod(opc, on, "HI") && ndef_ops > 1) {
+				count = src == 2 ? 2 : 1; /* IMAD.HI Rd, Pu, Ra, Rb, Rc: a 64-bit addend */
+			} else if (is_mnem(m, mlen, "RET") || is_mnem(m, mlen, "CALL")) {
+				count = 2; /* RET.REL.NODEC Ra: a 64-bit return address */
 			} else if (wide64 == 2) {
 				count = 2;
 			}
@@ -626,6 +643,29 @@ st_status st_sass_analyze(int sm, const char *text, struct st_analysis *a, st_er
 		if (o->file == ST_RF_P && is_mnem(m, mlen, "LDGSTS"))
 			add_reg(a->defs, &a->ndefs, o->file, o->index, 1, ST_SLOT_D);
 		src++;
+	}
+	/* sm_8x global accesses through the default descriptor: nvdisasm hides desc[URx], but
+	 * the instruction reads the pair (loads name it in bits 32..37, stores and atomics in
+	 * 64..69, as LDGSTS does).  Only the descriptor forms of the opcodes (0x9xx) have one. */
+	int is_ldgsts = is_mnem(m, mlen, "LDGSTS");
+	if (word && a->space == ST_SPACE_GLOBAL && (is_ldgsts || !(a->flags & ST_F_ASYNC)) && has_mod(opc, on, "E") &&
+	    !strstr(p, "desc[") && (is_ldgsts || ((st_le64(word) >> 8) & 0xf) == 9) && a->cls == ST_CLASS_MEMORY) {
+		unsigned ur = (a->flags & (ST_F_STORE | ST_F_ATOMIC)) ? (unsigned)(st_le64(word + 8) & 0x3f)
+								       : (unsigned)((st_le64(word) >> 32) & 0x3f);
+		add_reg(a->uses, &a->nuses, ST_RF_UR, ur, 2, ST_SLOT_E);
+	}
+	/* CALL: the callee may read and write any register; nvdisasm's -plr lists the callee's
+	 * clobbers, we keep every register (a call is a scheduling barrier anyway) */
+	if (is_mnem(m, mlen, "CALL")) {
+		a->ndefs = a->nuses = 0;
+		add_reg(a->defs, &a->ndefs, ST_RF_R, 0, 255, ST_SLOT_D);
+		add_reg(a->defs, &a->ndefs, ST_RF_UR, 0, 63, ST_SLOT_D);
+		add_reg(a->defs, &a->ndefs, ST_RF_P, 0, 7, ST_SLOT_D);
+		add_reg(a->defs, &a->ndefs, ST_RF_UP, 0, 7, ST_SLOT_D);
+		add_reg(a->uses, &a->nuses, ST_RF_R, 0, 255, ST_SLOT_A);
+		add_reg(a->uses, &a->nuses, ST_RF_UR, 0, 63, ST_SLOT_A);
+		add_reg(a->uses, &a->nuses, ST_RF_P, 0, 7, ST_SLOT_A);
+		add_reg(a->uses, &a->nuses, ST_RF_UP, 0, 7, ST_SLOT_A);
 	}
 	return ST_OK;
 }

@@ -13,6 +13,7 @@ enum st_dk { /* how the leading operands become definitions */
 	ST_DK_NONE,  /* nothing is written through the operand list (stores, branches, ...) */
 	ST_DK_TWO,   /* the first two register operands are written (ISETP P, P; SHFL P, R; VOTE R, P) */
 	ST_DK_CARRY, /* first operand, then any predicates right after it (IADD3 R, P, P, ...) */
+	ST_DK_PFIRST, /* the first operand; the second too when the first is a predicate (SHFL P, R) */
 };
 struct st_opinfo {
 	const char *name;
@@ -45,7 +46,8 @@ struct st_analysis {
 #define ST_LC_DEPBAR 4u /* WARPGROUP.DEPBAR */
 #define ST_LC_GSB0 8u   /* *GMMA ..., gsb0 */
 
-st_status st_sass_analyze(int sm, const char *text, struct st_analysis *a, st_error *err);
+/* word: the instruction's 16 bytes (for operands nvdisasm does not print), or NULL. */
+st_status st_sass_analyze(int sm, const char *text, const uint8_t *word, struct st_analysis *a, st_error *err);
 
 /* nvdisasm: find it (explicit path, SASSTUNE_NVDISASM, ptxas_dir, CUDA_HOME/bin, PATH), run it
  * on cubin bytes (args before the file name), collect stdout.  *out is malloc'ed, NUL-ended. */
