@@ -313,8 +313,10 @@ static int run_pass(const struct options *o, const cc_ptx *ptx, const char *ptxa
 	}
 	if (o->policy) {
 		struct stat st;
-		if (stat(o->policy, &st) != 0 || !S_ISREG(st.st_mode)) {
-			cc_msg("%s: cannot read the policy: %s", o->policy, errno ? strerror(errno) : "not a file");
+		int e = stat(o->policy, &st) != 0 ? errno : 0;
+		if (e || !S_ISREG(st.st_mode) || access(o->policy, R_OK) != 0) {
+			cc_msg("%s: cannot read the policy: %s", o->policy,
+			       e ? strerror(e) : !S_ISREG(st.st_mode) ? "not a file" : strerror(errno));
 			free(launch);
 			return CC_EXIT_FAIL;
 		}
@@ -355,6 +357,7 @@ static int run_pass(const struct options *o, const cc_ptx *ptx, const char *ptxa
 		memset(&res, 0, sizeof res);
 		if (pl.info->run(*cubin, *cubin_size, &kin, &res) != 0) {
 			cc_msg("the pass rejected its arguments for kernel %s", ptx->kernels[k]);
+			pl.info->free_result(&res);
 			rc = CC_EXIT_FAIL;
 			break;
 		}
@@ -365,7 +368,7 @@ static int run_pass(const struct options *o, const cc_ptx *ptx, const char *ptxa
 		const char *name = status_name(res.status);
 		if (res.status == ST_PLUGIN_ERROR)
 			cc_msg("warning: the pass failed on %s, its cubin is unchanged: %s", ptx->kernels[k], line);
-		else if (o->tune && res.status != ST_PLUGIN_TUNED)
+		else if (o->tune && res.status == ST_PLUGIN_UNCHANGED)
 			cc_msg("%s not tuned (%s): %s", ptx->kernels[k], name, line);
 		else
 			cc_log("pass %s: %s: %s", ptx->kernels[k], name, line);
