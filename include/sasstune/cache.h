@@ -49,7 +49,6 @@ typedef struct st_cache_record {
 typedef struct st_cache_info {
 	const char *key, *cubin_sha256, *kernel, *gpu_name, *compute_capability, *driver_version,
 		*ptxas_version, *sasstune_version;
-	const char *schedule_json, *verification_json; /* compact JSON text */
 	double speedup, speedup_low, speedup_high;
 	const char *date, *method, *budget;
 	int64_t time;                 /* date as seconds since the epoch */
@@ -74,6 +73,10 @@ st_status st_cache_lookup(st_cache_entry **out, st_cache *cache, const st_cache_
 /* The same for a full key, or a unique prefix of at least 4 hex digits (ST_EINVAL if ambiguous). */
 st_status st_cache_read(st_cache_entry **out, st_cache *cache, const char *key, st_error *err);
 const st_cache_info *st_cache_entry_info(const st_cache_entry *entry);
+/* The schedule and the verification record as compact JSON text, made on first call (a hit
+ * does not pay for printing them); they live as long as the entry.  NULL when out of memory. */
+const char *st_cache_entry_schedule(st_cache_entry *entry);
+const char *st_cache_entry_verification(st_cache_entry *entry);
 void st_cache_entry_free(st_cache_entry *entry);
 
 /* Replace the entry of these fields atomically (tuned cubin first, then the entry). */

@@ -42,6 +42,20 @@ void st_cache_entry_free(st_cache_entry *e)
 
 const st_cache_info *st_cache_entry_info(const st_cache_entry *e) { return e ? &e->info : NULL; }
 
+const char *st_cache_entry_schedule(st_cache_entry *e)
+{
+	if (e && !e->schedule_json)
+		e->schedule_json = cJSON_PrintUnformatted(e->schedule);
+	return e ? e->schedule_json : NULL;
+}
+
+const char *st_cache_entry_verification(st_cache_entry *e)
+{
+	if (e && !e->verification_json)
+		e->verification_json = cJSON_PrintUnformatted(e->verification);
+	return e ? e->verification_json : NULL;
+}
+
 static const char *get_string(const cJSON *obj, const char *name)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, name);
@@ -160,14 +174,8 @@ st_status st_cache__parse_entry(st_cache_entry **out, const char *json, size_t s
 	}
 	in->tuned_cubin_size = (size_t)tsize;
 
-	e->schedule_json = cJSON_PrintUnformatted(sched);
-	e->verification_json = cJSON_PrintUnformatted(verif);
-	if (!e->schedule_json || !e->verification_json) {
-		rc = st_error_set(err, ST_ENOMEM, "out of memory");
-		goto done;
-	}
-	in->schedule_json = e->schedule_json;
-	in->verification_json = e->verification_json;
+	e->schedule = sched;
+	e->verification = verif;
 done:
 	if (rc != ST_OK) {
 		st_cache_entry_free(e);

@@ -27,7 +27,8 @@
 struct st_cache_entry {
 	st_cache_info info; /* strings point into root or the fields below */
 	cJSON *root;
-	char *schedule_json, *verification_json;
+	const cJSON *schedule, *verification; /* in root */
+	char *schedule_json, *verification_json; /* printed on demand */
 	uint8_t *cubin;
 };
 

@@ -172,8 +172,9 @@ static void test_cache_key__entry_roundtrip(void **state)
 	assert_string_equal(i->kernel, "matmul_kernel");
 	assert_string_equal(i->gpu_name, "NVIDIA H200");
 	assert_string_equal(i->ptxas_version, "12.8.93");
-	assert_string_equal(i->schedule_json, "{\"kernels\":{\"k\":{\"perm\":[1,0,2]}}}");
-	assert_string_equal(i->verification_json, "{\"runs\":5,\"max_abs_err\":0}");
+	assert_string_equal(st_cache_entry_schedule(e), "{\"kernels\":{\"k\":{\"perm\":[1,0,2]}}}");
+	assert_string_equal(st_cache_entry_verification(e), "{\"runs\":5,\"max_abs_err\":0}");
+	assert_ptr_equal(st_cache_entry_schedule(e), st_cache_entry_schedule(e)); /* made once */
 	assert_true(i->speedup == 1.07 && i->speedup_low == 1.05 && i->speedup_high == 1.09);
 	assert_string_equal(i->method, "ppo");
 	assert_string_equal(i->budget, "5m");

@@ -470,7 +470,7 @@ static int reader(st_cache *c, const st_cache_key_fields *f, const char *flag)
 			 i < STORES;
 		if (ok) {
 			snprintf(sched, sizeof sched, "{\"w\":%d,\"i\":%d}", w, i);
-			ok = !strcmp(in->schedule_json, sched) && in->tuned_cubin_size == cubin_size_for(w, i);
+			ok = !strcmp(st_cache_entry_schedule(e), sched) && in->tuned_cubin_size == cubin_size_for(w, i);
 			for (size_t k = 0; ok && k < in->tuned_cubin_size; k++)
 				ok = in->tuned_cubin[k] == ((w * 31 + i) & 255);
 		}

@@ -217,7 +217,8 @@ static int cmd_show(st_cache *c, const struct opts *o)
 	int code = ST_EXIT_OK;
 	if (o->json) {
 		cJSON *j = entry_json(i);
-		cJSON *sched = cJSON_Parse(i->schedule_json), *verif = cJSON_Parse(i->verification_json);
+		const char *st = st_cache_entry_schedule(e), *vt = st_cache_entry_verification(e);
+		cJSON *sched = st ? cJSON_Parse(st) : NULL, *verif = vt ? cJSON_Parse(vt) : NULL;
 		if (j && sched && verif) {
 			cJSON_AddItemToObject(j, "schedule", sched);
 			cJSON_AddItemToObject(j, "verification", verif);
@@ -240,8 +241,14 @@ static int cmd_show(st_cache *c, const struct opts *o)
 		printf("speedup             %.3fx [%.3f, %.3f]\n", i->speedup, i->speedup_low, i->speedup_high);
 		printf("tuned               %s by %s, budget %s\n", i->date, i->method, i->budget);
 		printf("tuned cubin         %zu bytes, sha256 %s\n", i->tuned_cubin_size, i->tuned_sha256);
-		printf("verification        %s\n", i->verification_json);
-		printf("schedule            %s\n", i->schedule_json);
+		const char *st = st_cache_entry_schedule(e), *vt = st_cache_entry_verification(e);
+		if (!st || !vt) {
+			st_cache_entry_free(e);
+			st_cli_error("cache", "out of memory");
+			return ST_EXIT_FAIL;
+		}
+		printf("verification        %s\n", vt);
+		printf("schedule            %s\n", st);
 	}
 	st_cache_entry_free(e);
 	return code;
