@@ -8,7 +8,22 @@
  * api_version, and calls run() after ptxas with the cubin bytes and what it
  * knows about the kernel.  run() returns the cubin to use: the tuned one, or a
  * copy of the input with a status saying why nothing changed.  Plain C types
- * only, so ctypes/cffi can bind it.
+ * only, so ctypes/cffi can bind it.  run() keeps no state between calls and may
+ * be called from several threads at once.
+ *
+ * Settings are read from the environment on every call, and options_json (a
+ * JSON object of strings) overrides them key by key:
+ *
+ *   SASSTUNE_CACHE_DIR  "cache_dir"  cache folder (default $XDG_CACHE_HOME/sasstune, else ~/.cache/sasstune)
+ *   SASSTUNE_MODE       "mode"       tune | policy | cache-only (default tune)
+ *   SASSTUNE_BUDGET     "budget"     tuning budget, e.g. "5m"
+ *   SASSTUNE_POLICY     "policy"     policy file for mode policy
+ *   SASSTUNE_LOG        "log"        off|error|warn|info|debug (default warn, on stderr), or a file path
+ *                                    (lines appended at level info)
+ *                       "gpu_name", "compute_capability", "driver_version": parts of the cache key,
+ *                                    "unknown" when not given
+ *
+ * Unknown keys are ignored with a warning.  See docs/cache.md.
  */
 #ifndef SASSTUNE_PLUGIN_H
 #define SASSTUNE_PLUGIN_H
@@ -42,7 +57,8 @@ typedef enum st_plugin_status {
 } st_plugin_status;
 
 typedef struct st_plugin_result {
-	uint8_t *cubin;       /* output cubin, allocated by the plugin; release with free_result */
+	uint8_t *cubin;       /* output cubin, allocated by the plugin; release with free_result.
+	                         NULL only with ST_PLUGIN_ERROR: out of memory or invalid arguments */
 	size_t cubin_size;
 	st_plugin_status status;
 	char message[512];    /* one printable line */

@@ -9,6 +9,7 @@
 #include "util/util.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -283,6 +284,58 @@ static void test_plugin_entry__tuning_lock_held_elsewhere(void **state)
 	st_cache_free(c);
 }
 
+/* ---- several threads of one process (Triton compiles on worker threads) ---------------- */
+
+struct thread_arg {
+	struct fixture *f;
+	const st_plugin_info *info;
+	const uint8_t *tuned;
+	int id, bad;
+};
+
+static void *thread_main(void *p)
+{
+	struct thread_arg *a = p;
+	for (int i = 0; i < 20; i++) {
+		/* even: the cached kernel; odd: one miss key shared by all threads (tune locks collide) */
+		int hit = (i + a->id) % 2 == 0;
+		st_plugin_kernel k = {.kernel = hit ? "add_kernel" : "shared_miss", .ptxas_version = "12.8.93",
+				      .options_json = a->f->options};
+		st_plugin_result r;
+		if (a->info->run(a->f->cubin, a->f->size, &k, &r) != 0) {
+			a->bad++;
+			continue;
+		}
+		const uint8_t *want = hit ? a->tuned : a->f->cubin;
+		if (r.status != (hit ? ST_PLUGIN_CACHED : ST_PLUGIN_UNCHANGED) || r.cubin_size != a->f->size ||
+		    memcmp(r.cubin, want, a->f->size) != 0 ||
+		    (!hit && !strstr(r.message, "not available yet") && !strstr(r.message, "another process")))
+			a->bad++;
+		a->info->free_result(&r);
+	}
+	return NULL;
+}
+
+static void test_plugin_entry__threads(void **state)
+{
+	struct fixture *f = *state;
+	uint8_t *tuned = malloc(f->size);
+	memcpy(tuned, f->cubin, f->size);
+	tuned[0] ^= 0x11;
+	insert(f, "580.65.06", tuned, f->size);
+	struct thread_arg args[4];
+	pthread_t th[4];
+	for (int t = 0; t < 4; t++) {
+		args[t] = (struct thread_arg){.f = f, .info = info_of(f), .tuned = tuned, .id = t};
+		assert_int_equal(pthread_create(&th[t], NULL, thread_main, &args[t]), 0);
+	}
+	for (int t = 0; t < 4; t++) {
+		assert_int_equal(pthread_join(th[t], NULL), 0);
+		assert_int_equal(args[t].bad, 0);
+	}
+	free(tuned);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -292,6 +345,7 @@ int main(void)
 		cmocka_unit_test(test_plugin_entry__bad_options_and_arguments),
 		cmocka_unit_test(test_plugin_entry__corrupt_entry_and_log_file),
 		cmocka_unit_test(test_plugin_entry__tuning_lock_held_elsewhere),
+		cmocka_unit_test(test_plugin_entry__threads),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
