@@ -105,7 +105,8 @@ static st_status read_limited(const char *path, size_t max, uint8_t **data, size
 {
 	*data = NULL;
 	*size = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO planted in the cache must not hang us (regular files ignore it) */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return st_error_set(err, errno == ENOENT ? ST_ENOTFOUND : ST_EIO, "%s: %s", path, strerror(errno));
 	struct stat st;

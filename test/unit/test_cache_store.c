@@ -199,6 +199,13 @@ static void test_cache_store__corrupt_entries_ignored_then_replaced(void **state
 	assert_int_equal(st_cache_lookup(&e, c, &f, &err), ST_EFORMAT);
 	assert_non_null(strstr(err.msg, "missing"));
 
+	/* a FIFO in place of the entry is refused, not waited on */
+	unlink(epath);
+	assert_int_equal(mkfifo(epath, 0644), 0);
+	assert_int_equal(st_cache_lookup(&e, c, &f, &err), ST_EFORMAT);
+	assert_non_null(strstr(err.msg, "not a regular file"));
+	unlink(epath);
+
 	/* the next store replaces whatever was there */
 	write_text(epath, "garbage");
 	assert_int_equal(st_cache_store(c, &f, &r, &err), ST_OK);
