@@ -26,6 +26,7 @@ PY=${PYTHON:-python3}
 need_pip=()
 $PY -c 'import triton, sys; sys.exit(0 if triton.__version__ == "3.6.0" else 1)' 2>/dev/null || need_pip+=("triton==3.6.0")
 command -v lit >/dev/null 2>&1 || $PY -c 'import lit' 2>/dev/null || need_pip+=("lit")
+$PY -c 'import nvidia,os,sys; sys.exit(not any(os.path.exists(os.path.join(p,"cu13","bin","nvdisasm")) for p in nvidia.__path__))' 2>/dev/null || need_pip+=("nvidia-cuda-nvdisasm")  # CUDA 13 nvdisasm: sass -plr tests of nvcc 13 cubins
 # CUDA 13 nvdisasm, for the nvcc 13 test cubins in test/fixtures/cuda (Triton's is 12.8).
 $PY -c 'import nvidia, os, sys; sys.exit(0 if os.path.exists(os.path.join(list(nvidia.__path__)[0], "cu13", "bin", "nvdisasm")) else 1)' 2>/dev/null || need_pip+=("nvidia-cuda-nvdisasm==13.2.86")
 if [ ${#need_pip[@]} -gt 0 ]; then
