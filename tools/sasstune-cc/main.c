@@ -50,7 +50,7 @@ static void usage(FILE *out)
 		"  --emit-ptx       stop after PTX (no ptxas, no pass)\n"
 		"  --no-pass        stop after ptxas (do not load the plugin)\n"
 		"  --tune           on a cache miss, search for a faster schedule on the GPU (needs --launch)\n"
-		"  --launch L.json  the kernel's launch spec, given to the pass (docs/launch-spec.md)\n"
+		"  --launch L.json  the kernel's launch spec (as for sasstune run --launch), given to the pass\n"
 		"  --budget B       the tuning budget, e.g. 5m (with --tune)\n"
 		"  --policy P       on a cache miss, apply the learned policy file P (no GPU needed)\n"
 		"  --cache-only     only apply a cached schedule: the default unless SASSTUNE_MODE is set\n"
