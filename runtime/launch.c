@@ -31,6 +31,8 @@ static st_status fail(ctx *c, const char *sub, const char *fmt, ...)
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
 	const char *dot = c->field[0] && sub && sub[0] && sub[0] != '[' ? "." : "";
+	if (!c->field[0] && (!sub || !sub[0]))
+		return st_error_set(c->err, ST_EFORMAT, "%s", msg);
 	return st_error_set(c->err, ST_EFORMAT, "%s%s%s: %s", c->field, dot, sub ? sub : "", msg);
 }
 

@@ -93,6 +93,7 @@ enum {
 	ST_MSG_VERIFY = 2,
 	ST_MSG_TIME = 3,
 	ST_MSG_QUIT = 4,
+	ST_MSG_PROGRESS = 5, /* worker -> caller during INIT: f64 expected GPU ms still to come */
 	ST_MSG_REPLY = 0x100,
 };
 #define ST_PROTO_MAGIC 0x31575453u /* "STW1" */

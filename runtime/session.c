@@ -198,8 +198,19 @@ static st_status exchange(st_session *s, uint32_t type, const st_rt_writer *req,
 	st_status rc = st_rt_msg_send(s->fd, type, req, err);
 	uint32_t rtype = 0;
 	size_t len = 0;
-	if (rc == ST_OK)
-		rc = st_rt_msg_recv(s->fd, now() + timeout_ms, &rtype, payload, &len, err);
+	double deadline = now() + timeout_ms;
+	while (rc == ST_OK) {
+		rc = st_rt_msg_recv(s->fd, deadline, &rtype, payload, &len, err);
+		if (rc != ST_OK || rtype != ST_MSG_PROGRESS)
+			break;
+		/* the worker says how much GPU time is left: allow that, four times over */
+		st_rt_reader pr = {.p = *payload, .left = len};
+		double left = st_rt_get_f64(&pr);
+		free(*payload);
+		*payload = NULL;
+		timeout_ms = 1000 * s->opt.timeout_s + (pr.bad || !(left >= 0) ? 0 : 4 * fmin(left, 1e9));
+		deadline = now() + timeout_ms;
+	}
 	char how[96];
 	if (rc == ST_ETIMEOUT) {
 		stop_worker(s, true, how, sizeof how);
