@@ -82,15 +82,17 @@ void st_cache_entry_free(st_cache_entry *entry);
 /* Replace the entry of these fields atomically (tuned cubin first, then the entry). */
 st_status st_cache_store(st_cache *cache, const st_cache_key_fields *fields, const st_cache_record *rec, st_error *err);
 
-/* Calls cb once per key folder, sorted by key: entry is NULL when invalid and problem says why;
- * mtime is the entry file's modification time.  A non-zero return from cb stops the walk. */
+/* Calls cb once per key folder that holds an entry.json, sorted by key: entry is NULL when invalid
+ * and problem says why; mtime is entry.json's modification time.  Non-zero from cb stops the walk. */
 typedef int (*st_cache_list_cb)(const char *key, const st_cache_entry *entry, const char *problem,
 				int64_t mtime, void *payload);
 st_status st_cache_list(st_cache *cache, st_cache_list_cb cb, void *payload, st_error *err);
-st_status st_cache_remove(st_cache *cache, const char *key, st_error *err); /* full key */
+/* Remove a key's folder: entry, tuned cubins, lock files.  key: a full key. */
+st_status st_cache_remove(st_cache *cache, const char *key, st_error *err);
 
 /* Claim the right to tune a key (flock on DIR/v1/<key>/tune.lock), waiting at most wait_ms.
- * ST_ETIMEOUT when another process or thread still holds it. */
+ * ST_ETIMEOUT when another process or thread holds it.  Released by st_cache_unlock or when the
+ * process dies; a child forked meanwhile shares it until it exits or execs. */
 st_status st_cache_lock_tune(st_cache_lock **out, st_cache *cache, const char *key, int wait_ms, st_error *err);
 void st_cache_unlock(st_cache_lock *lock);
 
