@@ -55,15 +55,31 @@ static size_t mlp_layout(st_mlp *m, size_t in, size_t h, size_t off)
 	return m->end;
 }
 
+/* Feature rows are mostly zeros (one-hot classes): the first layer walks only
+ * the nonzero inputs. */
+static size_t nonzeros(const float *x, size_t in, size_t *nz, double *xv)
+{
+	size_t k = 0;
+	for (size_t j = 0; j < in; j++)
+		if (x[j] != 0) {
+			nz[k] = j;
+			xv[k++] = (double)x[j];
+		}
+	return k;
+}
+
 double st_mlp_forward(const st_policy *p, const st_mlp *m, const float *x, double *h1, double *h2)
 {
-	const size_t H = p->hidden, in = m->in;
+	const size_t H = p->hidden;
 	const double *t = p->theta;
+	size_t nz[ST_STATE_NFEAT];
+	double xv[ST_STATE_NFEAT];
+	size_t k = nonzeros(x, m->in, nz, xv);
 	for (size_t i = 0; i < H; i++) {
-		const double *w = t + m->w1 + i * in;
+		const double *w = t + m->w1 + i * m->in;
 		double a = t[m->b1 + i];
-		for (size_t j = 0; j < in; j++)
-			a += w[j] * (double)x[j];
+		for (size_t j = 0; j < k; j++)
+			a += w[nz[j]] * xv[j];
 		h1[i] = tanh(a);
 	}
 	double out = t[m->b3];
@@ -81,9 +97,12 @@ double st_mlp_forward(const st_policy *p, const st_mlp *m, const float *x, doubl
 void st_mlp_backward(const st_policy *p, const st_mlp *m, const float *x, const double *h1,
 		     const double *h2, double dout, double *grad)
 {
-	const size_t H = p->hidden, in = m->in;
+	const size_t H = p->hidden;
 	const double *t = p->theta;
 	double da2[ST_POLICY_MAX_HIDDEN], dh1[ST_POLICY_MAX_HIDDEN];
+	size_t nz[ST_STATE_NFEAT];
+	double xv[ST_STATE_NFEAT];
+	size_t k = nonzeros(x, m->in, nz, xv);
 	grad[m->b3] += dout;
 	for (size_t i = 0; i < H; i++) {
 		grad[m->w3 + i] += dout * h2[i];
@@ -105,10 +124,10 @@ void st_mlp_backward(const st_policy *p, const st_mlp *m, const float *x, const 
 		double da1 = dh1[i] * (1.0 - h1[i] * h1[i]);
 		if (da1 == 0)
 			continue;
-		double *g = grad + m->w1 + i * in;
+		double *g = grad + m->w1 + i * m->in;
 		grad[m->b1 + i] += da1;
-		for (size_t j = 0; j < in; j++)
-			g[j] += da1 * (double)x[j];
+		for (size_t j = 0; j < k; j++)
+			g[nz[j]] += da1 * xv[j];
 	}
 }
 

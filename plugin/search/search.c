@@ -221,6 +221,9 @@ typedef struct envrun {
 	double cur_ratio;     /* ratio of the state with evaluated_len moves */
 	size_t evaluated_len;
 	int converged;        /* greedy: every legal move tried, none improved */
+	size_t *order;        /* greedy: this state's moves in random order */
+	size_t order_n, order_next, order_cap;
+	int order_valid;
 } envrun;
 
 typedef struct run {
@@ -234,8 +237,6 @@ typedef struct run {
 	st_eval best_all;
 	float *feat;          /* the current state's move rows (+ the stop row) */
 	size_t feat_cap;      /* rows */
-	size_t *perm;
-	size_t perm_cap;
 	/* PPO */
 	st_policy *pol;
 	st_adam adam;
@@ -545,11 +546,11 @@ static st_status ppo_update(run *r, double bootstrap, st_error *err)
 	return ST_OK;
 }
 
-/* Choose among the n moves + stop in r->feat; records the decision. */
-static st_status ppo_choose(run *r, size_t n, double step_frac, size_t *action, st_error *err)
+/* Choose among the n moves (+ stop when allowed) in r->feat; records the decision. */
+static st_status ppo_choose(run *r, size_t n, int can_stop, double step_frac, size_t *action, st_error *err)
 {
 	st_policy *p = r->pol;
-	const size_t H = p->hidden, F = ST_SEARCH_NFEAT, c = n + 1;
+	const size_t H = p->hidden, F = ST_SEARCH_NFEAT, c = n + (can_stop != 0);
 	st_status s;
 	float state[ST_STATE_NFEAT];
 	st_state_features(r->feat, n, step_frac, state);
@@ -622,9 +623,13 @@ static st_status episode(run *r, envrun *e, int ppo, st_error *err)
 	const st_search_opts *o = r->o;
 	st_status s;
 	if (e->best.n && st_rng_uniform(&r->rng) < o->start_best) {
-		if ((s = er_goto(e, &e->best, err)))
+		/* Measure the start again: the best's own measurement was selected
+		 * as the maximum of noisy ones, so it is biased upwards, and every
+		 * move from it would look like a loss. */
+		st_eval ev;
+		if ((s = er_goto(e, &e->best, err)) || (s = er_eval(r, e, o->eval_pairs, &ev, err)))
 			return s;
-		e->cur_ratio = e->best_ev.ratio;
+		e->cur_ratio = ev.status == ST_OK ? ev.ratio : e->best_ev.ratio;
 	} else {
 		path origin = {0};
 		if ((s = er_goto(e, &origin, err)))
@@ -642,7 +647,7 @@ static st_status episode(run *r, envrun *e, int ppo, st_error *err)
 		if (ppo) {
 			if ((s = gather(r, e, n, err)))
 				return s;
-			if ((s = ppo_choose(r, n, (double)t / o->episode_len, &a, err)))
+			if ((s = ppo_choose(r, n, t > 0, (double)t / o->episode_len, &a, err)))
 				return s;
 			last = r->n_buf - 1;   /* an update may have emptied the rollout before it */
 		} else {
@@ -675,6 +680,9 @@ static st_status episode(run *r, envrun *e, int ppo, st_error *err)
 
 /* ---- greedy hill climbing --------------------------------------------------------- */
 
+/* One greedy round: try the next k moves of this state's random order, keep
+ * the best if it beats the current state.  A state whose every move was tried
+ * without improvement is a local optimum: the environment is done. */
 static st_status greedy_iter(run *r, envrun *e, st_error *err)
 {
 	size_t n = e->env->n_moves(e->env->data);
@@ -682,17 +690,22 @@ static st_status greedy_iter(run *r, envrun *e, st_error *err)
 		e->converged = 1;
 		return ST_OK;
 	}
-	st_status s = grow((void **)&r->perm, &r->perm_cap, n, sizeof(size_t), err);
-	if (s)
-		return s;
-	size_t k = r->o->greedy_k < n ? r->o->greedy_k : n, tried = 0, best = SIZE_MAX;
-	for (size_t i = 0; i < n; i++)
-		r->perm[i] = i;
+	st_status s;
+	if (!e->order_valid || e->order_n != n) {   /* a new state: a fresh order */
+		if ((s = grow((void **)&e->order, &e->order_cap, n, sizeof(size_t), err)))
+			return s;
+		for (size_t i = 0; i < n; i++)
+			e->order[i] = i;
+		e->order_n = n;
+		e->order_next = 0;
+		e->order_valid = 1;
+	}
+	size_t best = SIZE_MAX;
 	double best_ratio = e->cur_ratio;
-	for (size_t i = 0; i < k && budget_ok(r); i++) {
-		size_t j = i + st_rng_below(&r->rng, n - i), m = r->perm[j];
-		r->perm[j] = r->perm[i];
-		r->perm[i] = m;
+	for (size_t k = 0; k < r->o->greedy_k && e->order_next < n && budget_ok(r); k++) {
+		size_t i = e->order_next++, j = i + st_rng_below(&r->rng, n - i), m = e->order[j];
+		e->order[j] = e->order[i];
+		e->order[i] = m;
 		if ((s = er_apply(e, m, err)))
 			return s;
 		r->steps++;
@@ -706,14 +719,14 @@ static st_status greedy_iter(run *r, envrun *e, st_error *err)
 		}
 		if ((s = er_undo(e, err)))
 			return s;
-		tried++;
 		progress(r, 0);
 	}
 	if (best != SIZE_MAX) {
 		if ((s = er_apply(e, best, err)))
 			return s;
 		e->cur_ratio = best_ratio;
-	} else if (tried == n) {
+		e->order_valid = 0;
+	} else if (e->order_next == n) {
 		e->converged = 1;
 	}
 	return ST_OK;
@@ -775,10 +788,10 @@ static void run_free(run *r)
 			free(e->cands[c].json);
 		}
 		free(e->cands);
+		free(e->order);
 	}
 	free(r->er);
 	free(r->feat);
-	free(r->perm);
 	st_adam_free(&r->adam);
 	free(r->grad);
 	free(r->adv_raw);
