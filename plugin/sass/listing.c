@@ -204,9 +204,9 @@ st_status st_listing_parse(const char *text, size_t len, st_listing **out, st_er
 		}
 		if (b == e)
 			continue;
-		if (!strncmp(b, ".section", 8)) {
-			const char *t = strstr(b, ".text.");
-			if (!t || t >= e)
+		if (e - b >= 8 && !memcmp(b, ".section", 8)) {
+			const char *t = memmem(b, (size_t)(e - b), ".text.", 6);
+			if (!t)
 				continue; /* not a code section: -c prints none, but be tolerant */
 			t += 6;
 			const char *te = t;
@@ -229,11 +229,11 @@ st_status st_listing_parse(const char *text, size_t len, st_listing **out, st_er
 			/* comment; -plr headers live here */
 			if (!sec || sec->n)
 				continue;
-			const char *bar = strstr(b, "// |");
-			if (!bar || bar >= e)
+			const char *bar = memmem(b, (size_t)(e - b), "// |", 4);
+			if (!bar)
 				continue;
 			char **slot = memchr(bar, '#', (size_t)(e - bar)) ? &sec->plr_header
-				      : (strstr(bar, "GPR") && strstr(bar, "GPR") < e) ? &sec->plr_title : NULL;
+				      : memmem(bar, (size_t)(e - bar), "GPR", 3) ? &sec->plr_title : NULL;
 			if (slot && !*slot && !(*slot = dup_range(bar + 3, (size_t)(e - bar - 3)))) {
 				s = st_error_set(err, ST_ENOMEM, "listing: out of memory");
 				goto fail;
