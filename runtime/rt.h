@@ -107,7 +107,7 @@ enum {
  *   REPLY  u32 status (st_status), str message, then for
  *     INIT   str device, u32 cc_major, u32 cc_minor, u32 driver, u32 sms, u32 l2_bytes,
  *            u32 deterministic, f64 kernel_ms, u32 reps, u32 regs, u32 local_bytes, u64 ref_digest,
- *            f64 init_ms
+ *            f64 init_ms, u32 verify_on_gpu
  *     VERIFY f64 load_ms, f64 verify_ms, u32 regs, u32 local_bytes
  *     TIME   u32 n, u32 reps, f64 wall_ms, f64 a_ms[n], f64 b_ms[n]   (per launch) */
 #define ST_PROTO_MAX (1ull << 32)

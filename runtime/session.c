@@ -284,6 +284,7 @@ static st_status start_worker(st_session *s, st_error *err)
 	int regs = (int)st_rt_get_u32(&rd), local = (int)st_rt_get_u32(&rd);
 	uint64_t digest = st_rt_get_u64(&rd);
 	st_rt_get_f64(&rd); /* the worker's own init time */
+	bool on_gpu = st_rt_get_u32(&rd) != 0;
 	free(payload);
 	if (rd.bad || !dev) {
 		free(dev);
@@ -298,6 +299,7 @@ static st_status start_worker(st_session *s, st_error *err)
 		s->info.start_ms = ms;
 		s->info.regs = regs;
 		s->info.local_bytes = local;
+		s->info.verify_on_gpu = on_gpu;
 		s->digest = digest;
 		s->reps = reps;
 	} else {

@@ -29,11 +29,36 @@ typedef struct wmod {
 	unsigned long last_use;
 } wmod;
 
+/* A buffer param: [base, ptr) guard, [ptr, ptr + bytes) data, then poison up to
+ * ptr + padded (padded = bytes rounded up to 4) and another guard. */
 typedef struct wbuf {
-	CUdeviceptr base, ptr; /* ptr = base + GUARD_BYTES */
-	CUdeviceptr *inputs;   /* one per input set */
-	uint8_t **ref;         /* reference outputs on the host, one per input set */
+	CUdeviceptr base, ptr;
+	uint64_t padded;
+	CUdeviceptr *inputs;  /* one per input set */
+	uint8_t **ref;        /* reference outputs on the host, one per input set */
+	CUdeviceptr *ref_dev; /* the same on the device (padded bytes, poison included) */
 } wbuf;
+
+/* Compares two arrays of 32-bit words on the GPU and atomically keeps the
+ * lowest index where they differ (res starts at ~0).  JIT-compiled by the
+ * driver; if that fails, outputs are compared on the host instead. */
+static const char cmp_ptx[] =
+	".version 7.0\n.target sm_52\n.address_size 64\n"
+	".visible .entry st_cmp32(.param .u64 p_a, .param .u64 p_b, .param .u64 p_n, .param .u64 p_res)\n{\n"
+	"\t.reg .pred %p<3>;\n\t.reg .b32 %r<7>;\n\t.reg .b64 %rd<13>;\n"
+	"\tld.param.u64 %rd1, [p_a];\n\tld.param.u64 %rd2, [p_b];\n"
+	"\tld.param.u64 %rd3, [p_n];\n\tld.param.u64 %rd4, [p_res];\n"
+	"\tcvta.to.global.u64 %rd1, %rd1;\n\tcvta.to.global.u64 %rd2, %rd2;\n\tcvta.to.global.u64 %rd4, %rd4;\n"
+	"\tmov.u32 %r1, %ctaid.x;\n\tmov.u32 %r2, %ntid.x;\n\tmov.u32 %r3, %tid.x;\n\tmov.u32 %r4, %nctaid.x;\n"
+	"\tmul.wide.u32 %rd5, %r1, %r2;\n\tcvt.u64.u32 %rd6, %r3;\n\tadd.u64 %rd5, %rd5, %rd6;\n"
+	"\tmul.wide.u32 %rd7, %r4, %r2;\n"
+	"$LOOP:\n\tsetp.ge.u64 %p1, %rd5, %rd3;\n\t@%p1 bra $END;\n"
+	"\tshl.b64 %rd8, %rd5, 2;\n\tadd.u64 %rd9, %rd1, %rd8;\n\tadd.u64 %rd10, %rd2, %rd8;\n"
+	"\tld.global.u32 %r5, [%rd9];\n\tld.global.u32 %r6, [%rd10];\n"
+	"\tsetp.ne.u32 %p2, %r5, %r6;\n\t@%p2 bra $FOUND;\n"
+	"\tadd.u64 %rd5, %rd5, %rd7;\n\tbra.uni $LOOP;\n"
+	"$FOUND:\n\tatom.global.min.u64 %rd11, [%rd4], %rd5;\n"
+	"$END:\n\tret;\n}\n";
 
 typedef struct worker {
 	int out_fd;
@@ -59,7 +84,11 @@ typedef struct worker {
 	size_t nparams_kernel; /* from cuFuncGetParamInfo, 0 if unknown */
 	size_t *param_sizes;
 	int optin_shared;
-	char msg[ST_ERROR_MSG_MAX];
+	CUmodule cmp_mod;    /* the comparison kernel, NULL: compare on the host */
+	CUfunction cmp_fn;
+	CUdeviceptr results; /* 3 u64 per param: data, front guard, back guard */
+	CUdeviceptr pattern; /* GUARD_BYTES of GUARD_BYTE */
+	uint64_t *results_host;
 } worker;
 
 /* ---- replies ---- */
@@ -247,7 +276,8 @@ static st_status reset_buffers(worker *w, unsigned k, st_error *err)
 			continue;
 		wbuf *b = &w->bufs[i];
 		CU(w->cu.MemsetD8Async(b->base, GUARD_BYTE, GUARD_BYTES, w->stream), "poisoning guard bytes");
-		CU(w->cu.MemsetD8Async(b->ptr + p->bytes, GUARD_BYTE, GUARD_BYTES, w->stream), "poisoning guard bytes");
+		CU(w->cu.MemsetD8Async(b->ptr + p->bytes, GUARD_BYTE, b->padded - p->bytes + GUARD_BYTES, w->stream),
+		   "poisoning guard bytes");
 		CU(w->cu.MemcpyDtoDAsync(b->ptr, b->inputs[k], p->bytes, w->stream), "copying input set %u", k);
 	}
 	return ST_OK;
@@ -257,9 +287,10 @@ static st_status check_guards(worker *w, size_t i, st_error *err)
 {
 	const st_param *p = &w->spec->params[i];
 	wbuf *b = &w->bufs[i];
+	size_t back = b->padded - p->bytes + GUARD_BYTES;
 	CU(w->cu.MemcpyDtoH(w->guard_host, b->base, GUARD_BYTES), "reading guard bytes");
-	CU(w->cu.MemcpyDtoH(w->guard_host + GUARD_BYTES, b->ptr + p->bytes, GUARD_BYTES), "reading guard bytes");
-	for (size_t j = 0; j < 2 * (size_t)GUARD_BYTES; j++)
+	CU(w->cu.MemcpyDtoH(w->guard_host + GUARD_BYTES, b->ptr + p->bytes, back), "reading guard bytes");
+	for (size_t j = 0; j < GUARD_BYTES + back; j++)
 		if (w->guard_host[j] != GUARD_BYTE) {
 			long off = j < GUARD_BYTES ? -(long)(GUARD_BYTES - j) : (long)(p->bytes + (j - GUARD_BYTES));
 			return st_error_set(err, ST_EMISMATCH, "params[%zu]: the kernel wrote outside the buffer (byte offset %ld)",
@@ -280,9 +311,69 @@ static st_status run_set(worker *w, const wmod *m, unsigned k, st_error *err)
 	return ST_OK;
 }
 
+static st_status launch_cmp(worker *w, CUdeviceptr a, CUdeviceptr b, uint64_t words, CUdeviceptr res, st_error *err)
+{
+	if (!words)
+		return ST_OK;
+	void *args[] = {&a, &b, &words, &res};
+	uint64_t blocks = (words + 255) / 256;
+	if (blocks > 1056)
+		blocks = 1056;
+	CU(w->cu.LaunchKernel(w->cmp_fn, (unsigned)blocks, 1, 1, 256, 1, 1, 0, w->stream, args, NULL),
+	   "launching the comparison kernel");
+	return ST_OK;
+}
+
+/* Bit-exact check of every buffer and guard against reference set k on the
+ * GPU; only a buffer that differs is read back, to describe the difference. */
+static st_status check_outputs_device(worker *w, unsigned k, st_error *err)
+{
+	size_t n = w->spec->nparams;
+	CU(w->cu.MemsetD32Async(w->results, 0xffffffffu, 6 * n, w->stream), "clearing comparison results");
+	for (size_t i = 0; i < n; i++) {
+		const st_param *p = &w->spec->params[i];
+		if (p->kind != ST_P_PTR || !p->bytes)
+			continue;
+		wbuf *b = &w->bufs[i];
+		CUdeviceptr r = w->results + 24 * i;
+		st_status rc = launch_cmp(w, b->base, w->pattern, GUARD_BYTES / 4, r + 8, err);
+		if (rc == ST_OK)
+			rc = launch_cmp(w, b->ptr + b->padded, w->pattern, GUARD_BYTES / 4, r + 16, err);
+		if (rc == ST_OK)
+			rc = launch_cmp(w, b->ptr, b->ref_dev[k], b->padded / 4, r, err);
+		if (rc != ST_OK)
+			return rc;
+	}
+	CU(w->cu.StreamSynchronize(w->stream), "comparing outputs");
+	CU(w->cu.MemcpyDtoH(w->results_host, w->results, 24 * n), "reading comparison results");
+	for (size_t i = 0; i < n; i++) {
+		const st_param *p = &w->spec->params[i];
+		if (p->kind != ST_P_PTR || !p->bytes)
+			continue;
+		const uint64_t *r = &w->results_host[3 * i], none = ~0ull;
+		if (r[1] != none || r[2] != none) /* word granularity, like the host check's first byte */
+			return st_error_set(err, ST_EMISMATCH, "params[%zu]: the kernel wrote outside the buffer (byte offset %ld)", i,
+					    r[1] != none ? -(long)(GUARD_BYTES - 4 * r[1]) : (long)(w->bufs[i].padded + 4 * r[2]));
+		bool tail = r[0] != none && 4 * r[0] + 4 > p->bytes; /* the word holding the poisoned tail */
+		if (r[0] == none || (!p->verify && !tail))
+			continue;
+		/* read it back: describe the difference, or find the write past the end */
+		CU(w->cu.MemcpyDtoH(w->host, w->bufs[i].ptr, p->bytes), "reading params[%zu]", i);
+		char why[300];
+		if (st_rt_buffers_match(w->bufs[i].ref[k], w->host, p->bytes, p->dtype, true, 0, why, sizeof why))
+			return st_error_set(err, ST_EMISMATCH, "params[%zu]: the kernel wrote outside the buffer (byte offset %llu)",
+					    i, (unsigned long long)p->bytes);
+		if (p->verify)
+			return st_error_set(err, ST_EMISMATCH, "input set %u: params[%zu]: %s", k, i, why);
+	}
+	return ST_OK;
+}
+
 /* Compare the working buffers with reference set k (or store them there). */
 static st_status check_outputs(worker *w, unsigned k, bool store, bool exact, st_error *err)
 {
+	if (!store && exact && w->cmp_fn)
+		return check_outputs_device(w, k, err);
 	for (size_t i = 0; i < w->spec->nparams; i++) {
 		const st_param *p = &w->spec->params[i];
 		if (p->kind != ST_P_PTR || !p->bytes)
@@ -296,6 +387,8 @@ static st_status check_outputs(worker *w, unsigned k, bool store, bool exact, st
 		CU(w->cu.MemcpyDtoH(w->host, b->ptr, p->bytes), "reading params[%zu]", i);
 		if (store) {
 			memcpy(b->ref[k], w->host, p->bytes);
+			if (w->cmp_fn) /* with the poisoned tail, as the comparison expects */
+				CU(w->cu.MemcpyDtoDAsync(b->ref_dev[k], b->ptr, b->padded, w->stream), "keeping the reference");
 			continue;
 		}
 		char why[300];
@@ -403,7 +496,14 @@ static st_status setup_buffers(worker *w, st_error *err)
 	}
 	CU(w->cu.MemAllocHost((void **)&w->host, w->max_bytes ? w->max_bytes : 1), "allocating %llu bytes of pinned host memory",
 	   (unsigned long long)w->max_bytes);
-	CU(w->cu.MemAllocHost((void **)&w->guard_host, 2 * GUARD_BYTES), "allocating pinned host memory");
+	CU(w->cu.MemAllocHost((void **)&w->guard_host, 2 * GUARD_BYTES + 4), "allocating pinned host memory");
+	if (w->cmp_fn) {
+		if (!(w->results_host = malloc(24 * (n ? n : 1))))
+			return st_error_set(err, ST_ENOMEM, "out of memory");
+		CU(w->cu.MemAlloc(&w->results, 24 * (n ? n : 1)), "allocating comparison results");
+		CU(w->cu.MemAlloc(&w->pattern, GUARD_BYTES), "allocating the guard pattern");
+		CU(w->cu.MemsetD8Async(w->pattern, GUARD_BYTE, GUARD_BYTES, w->stream), "filling the guard pattern");
+	}
 	for (size_t i = 0; i < n; i++) {
 		const st_param *p = &l->params[i];
 		if (p->kind == ST_P_SCALAR || p->kind == ST_P_BYTES) {
@@ -417,11 +517,15 @@ static st_status setup_buffers(worker *w, st_error *err)
 		if (!p->bytes)
 			continue;
 		wbuf *b = &w->bufs[i];
-		if (!(b->inputs = calloc(w->sets, sizeof *b->inputs)) || !(b->ref = calloc(w->sets, sizeof *b->ref)))
+		if (!(b->inputs = calloc(w->sets, sizeof *b->inputs)) || !(b->ref = calloc(w->sets, sizeof *b->ref)) ||
+		    !(b->ref_dev = calloc(w->sets, sizeof *b->ref_dev)))
 			return st_error_set(err, ST_ENOMEM, "out of memory");
-		CU(w->cu.MemAlloc(&b->base, p->bytes + 2 * (size_t)GUARD_BYTES), "allocating %llu bytes for params[%zu]",
+		b->padded = (p->bytes + 3) / 4 * 4;
+		CU(w->cu.MemAlloc(&b->base, b->padded + 2 * (size_t)GUARD_BYTES), "allocating %llu bytes for params[%zu]",
 		   (unsigned long long)p->bytes, i);
 		b->ptr = b->base + GUARD_BYTES;
+		for (unsigned k = 0; w->cmp_fn && k < w->sets; k++)
+			CU(w->cu.MemAlloc(&b->ref_dev[k], b->padded), "allocating the reference of params[%zu]", i);
 		memcpy(w->args[i], &b->ptr, 8);
 		for (unsigned k = 0; k < w->sets; k++) {
 			CU(w->cu.MemAlloc(&b->inputs[k], p->bytes), "allocating input set %u of params[%zu]", k, i);
@@ -549,6 +653,13 @@ static st_status do_init(worker *w, st_rt_reader *rd, st_rt_writer *out, st_erro
 	CU(w->cu.DevicePrimaryCtxRetain(&w->ctx, w->dev), "creating a CUDA context");
 	CU(w->cu.CtxSetCurrent(w->ctx), "making the CUDA context current");
 	CU(w->cu.StreamCreate(&w->stream, 1 /* non-blocking */), "creating a stream");
+	if (w->cu.ModuleLoadData(&w->cmp_mod, cmp_ptx) != CUDA_SUCCESS ||
+	    w->cu.ModuleGetFunction(&w->cmp_fn, w->cmp_mod, "st_cmp32") != CUDA_SUCCESS) {
+		if (w->cmp_mod)
+			w->cu.ModuleUnload(w->cmp_mod);
+		w->cmp_mod = NULL; /* no PTX JIT here: compare on the host */
+		w->cmp_fn = NULL;
+	}
 	if ((rc = setup_buffers(w, err)) != ST_OK)
 		return rc;
 	if ((rc = load_module(w, cubin, cubin_size, &w->mods[0], err)) != ST_OK)
@@ -605,6 +716,7 @@ static st_status do_init(worker *w, st_rt_reader *rd, st_rt_writer *out, st_erro
 	st_rt_put_u32(out, (uint32_t)w->mods[0].local);
 	st_rt_put_u64(out, digest);
 	st_rt_put_f64(out, st_rt_now_ms() - t0);
+	st_rt_put_u32(out, w->cmp_fn != NULL);
 	return ST_OK;
 }
 
@@ -681,7 +793,16 @@ static void cleanup(worker *w)
 			for (unsigned k = 0; w->bufs[i].inputs && k < w->sets; k++)
 				if (w->bufs[i].inputs[k])
 					w->cu.MemFree(w->bufs[i].inputs[k]);
+			for (unsigned k = 0; w->bufs[i].ref_dev && k < w->sets; k++)
+				if (w->bufs[i].ref_dev[k])
+					w->cu.MemFree(w->bufs[i].ref_dev[k]);
 		}
+		if (w->results)
+			w->cu.MemFree(w->results);
+		if (w->pattern)
+			w->cu.MemFree(w->pattern);
+		if (w->cmp_mod)
+			w->cu.ModuleUnload(w->cmp_mod);
 		if (w->flushbuf)
 			w->cu.MemFree(w->flushbuf);
 		if (w->host)
@@ -700,11 +821,13 @@ static void cleanup(worker *w)
 			free(w->bufs[i].ref[k]);
 		free(w->bufs[i].ref);
 		free(w->bufs[i].inputs);
+		free(w->bufs[i].ref_dev);
 	}
 	free(w->bufs);
 	free(w->args);
 	free(w->args_store);
 	free(w->events);
+	free(w->results_host);
 	st_launch_free(w->spec);
 	if (w->cu.lib)
 		st_cuda_unload(&w->cu);

@@ -83,6 +83,7 @@ st_status st_session_noise(st_session *s, const uint8_t *a, size_t a_size, unsig
 typedef struct st_session_info {
 	char device[128];      /* e.g. "NVIDIA H200 (sm_90, driver 13.0)" */
 	bool deterministic;    /* the reference gave identical outputs twice */
+	bool verify_on_gpu;    /* outputs are compared by a kernel (else read back to the host) */
 	double kernel_ms;      /* one launch of the reference */
 	unsigned verify_sets;
 	unsigned restarts;     /* workers started after the first */

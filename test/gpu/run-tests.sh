@@ -70,16 +70,24 @@ step "faults" 300 "$S" run --reference "$A/sm_90.cubin" --launch "$A/launch.json
   "$CUBINS/add_oob.cubin" "$A/sm_90.cubin"
 
 # 4. cost per candidate: 20 distinct candidates (the reference plus a trailing byte
-#    each, so that every one is loaded anew), at 50 and at 100 (default) pairs
-for f in $FIXTURES; do
+#    each, so that every one is loaded anew), verified and timed; at the default
+#    settings and at search-like ones (50 pairs, 5 ms warm-up).  add_f32_64M is
+#    Triton's add kernel on 64M elements: a 0.2 ms kernel.
+cost() {
+  local name=$1 cubin=$2 spec=$3
   rm -f "$TMP"/cand_*.cubin
   for i in $(seq 1 20); do
-    cp "$FIX/$f/sm_90.cubin" "$TMP/cand_$i.cubin"
+    cp "$cubin" "$TMP/cand_$i.cubin"
     printf "%04d" "$i" >> "$TMP/cand_$i.cubin"
   done
-  step "cost50/$f" 300 "$S" run --reference "$FIX/$f/sm_90.cubin" --launch "$FIX/$f/launch.json" --pairs 50 --json "$TMP"/cand_*.cubin
-  step "cost100/$f" 300 "$S" run --reference "$FIX/$f/sm_90.cubin" --launch "$FIX/$f/launch.json" --json "$TMP"/cand_*.cubin
+  step "cost-search/$name" 300 "$S" run --reference "$cubin" --launch "$spec" --pairs 50 --warmup-ms 5 --json "$TMP"/cand_*.cubin
+  step "cost-default/$name" 300 "$S" run --reference "$cubin" --launch "$spec" --json "$TMP"/cand_*.cubin
+}
+for f in $FIXTURES; do
+  cost "$f" "$FIX/$f/sm_90.cubin" "$FIX/$f/launch.json"
 done
+cost add_f32_64M "$A/sm_90.cubin" "$ROOT/test/gpu/specs/add_f32_64M.json"
+step "noise/add_f32_64M" 300 "$S" noise "$A/sm_90.cubin" --launch "$ROOT/test/gpu/specs/add_f32_64M.json" --repeat 3 --json
 
 # 5. compare: nvcc's add against Triton's (a real difference), and with an L2 flush
 step "compare/nvcc-vs-triton-add" 300 "$S" compare "$A/sm_90.cubin" "$CUBINS/add_good.cubin" --launch "$A/launch.json" --json

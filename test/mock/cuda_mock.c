@@ -13,7 +13,9 @@
  *   params S S ...       parameter sizes (default: 8 8 8 4 8 8)
  *
  * Anything after a line "end" is ignored (tests append bytes to make distinct
- * candidates).  Environment: MOCK_CUDA_DEVICES=N (default 1). */
+ * candidates).  The runtime's PTX comparison kernel (st_cmp32) is run on the
+ * host.  Environment: MOCK_CUDA_DEVICES=N (default 1); MOCK_CUDA_NO_JIT=1
+ * refuses PTX, as a driver without a JIT compiler would. */
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -24,7 +26,7 @@
 typedef int CUresult;
 typedef unsigned long long CUdeviceptr;
 
-enum { OP_ADD, OP_WRONG, OP_OOB, OP_NONDET, OP_FAULT, OP_HANG, OP_DIE };
+enum { OP_ADD, OP_WRONG, OP_OOB, OP_NONDET, OP_FAULT, OP_HANG, OP_DIE, OP_CMP };
 
 typedef struct mock_mod {
 	char kernel[128];
@@ -95,8 +97,20 @@ API CUresult cuCtxSynchronize(void) { return wait_stream(); }
 API CUresult cuModuleLoadData(void **mod, const void *image)
 {
 	const char *t = image;
+	if (!strncmp(t, ".version", 8) && strstr(t, ".entry st_cmp32") && !getenv("MOCK_CUDA_NO_JIT")) {
+		/* the runtime's PTX comparison kernel: run it on the host */
+		mock_mod *m = calloc(1, sizeof *m);
+		if (!m)
+			return 2;
+		snprintf(m->kernel, sizeof m->kernel, "st_cmp32");
+		m->op = OP_CMP;
+		m->nparams = 4;
+		m->sizes[0] = m->sizes[1] = m->sizes[2] = m->sizes[3] = 8;
+		*mod = m;
+		return 0;
+	}
 	if (strncmp(t, "MOCKCUBIN\n", 10))
-		return 200; /* CUDA_ERROR_INVALID_IMAGE */
+		return t[0] == '.' ? 218 : 200; /* CUDA_ERROR_INVALID_PTX / INVALID_IMAGE */
 	mock_mod *m = calloc(1, sizeof *m);
 	if (!m)
 		return 2;
@@ -206,8 +220,10 @@ API CUresult cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, void *st)
 API CUresult cuMemsetD32Async(CUdeviceptr d, unsigned v, size_t n, void *st)
 {
 	(void)st;
-	(void)v;
-	(void)d; /* only the L2 flush uses it: skip the 256 MiB of writes, keep the time */
+	uint32_t *p = (uint32_t *)(uintptr_t)d;
+	if (n < (1u << 20)) /* the 256 MiB L2 flush is only timed, not written */
+		for (size_t i = 0; !sticky && i < n; i++)
+			p[i] = v;
 	gpu_clock_us += (double)n * 4 / 3.0e6; /* at 3 TB/s */
 	return sticky;
 }
@@ -243,6 +259,17 @@ API CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, uns
 	mock_mod *m = fn;
 	if (sticky)
 		return sticky;
+	if (m->op == OP_CMP) { /* st_cmp32(a, b, n, res): lowest index where the words differ */
+		const uint32_t *a = *(uint32_t **)params[0], *b = *(uint32_t **)params[1];
+		uint64_t n = *(uint64_t *)params[2], *res = *(uint64_t **)params[3];
+		for (uint64_t i = 0; i < n; i++)
+			if (a[i] != b[i]) {
+				if (i < *res)
+					*res = i;
+				break;
+			}
+		return 0;
+	}
 	launches++;
 	gpu_clock_us += m->time_us * (1 + jitter());
 	switch (m->op) {

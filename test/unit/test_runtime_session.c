@@ -144,9 +144,8 @@ static void test_reference_problems(void **state)
 	st_launch_free(l);
 }
 
-static void test_verify_outcomes(void **state)
+static void verify_outcomes(bool on_gpu)
 {
-	(void)state;
 	st_runtime_options o;
 	options(&o);
 	st_launch *l = spec();
@@ -154,6 +153,7 @@ static void test_verify_outcomes(void **state)
 	st_session_info info;
 	st_session_get_info(s, &info);
 	assert_true(info.deterministic);
+	assert_int_equal(info.verify_on_gpu, on_gpu);
 	assert_int_equal(info.verify_sets, 2);
 	assert_int_equal(info.restarts, 0);
 	assert_non_null(strstr(info.device, "Mock GPU (sm_90, driver 13.0)"));
@@ -192,6 +192,16 @@ static void test_verify_outcomes(void **state)
 	expect(st_session_verify(s, NULL, 0, &err), ST_EINVAL, &err, NULL);
 	st_session_close(s);
 	st_launch_free(l);
+}
+
+/* outputs compared by the (mock-run) comparison kernel, and on the host */
+static void test_verify_outcomes(void **state)
+{
+	(void)state;
+	verify_outcomes(true);
+	setenv("MOCK_CUDA_NO_JIT", "1", 1);
+	verify_outcomes(false);
+	unsetenv("MOCK_CUDA_NO_JIT");
 }
 
 static void test_timing(void **state)

@@ -254,7 +254,8 @@ int st_cmd_run(int argc, char **argv)
 		else
 			printf("  NOT deterministic (two runs differ): candidates are compared within relative L2 error %g on %u input sets\n",
 			       o.opt.tolerance, info.verify_sets);
-		printf("  %.5f ms per launch; worker start %.0f ms\n", info.kernel_ms, info.start_ms);
+		printf("  outputs compared %s; %.5f ms per launch; worker start %.0f ms\n",
+		       info.verify_on_gpu ? "on the GPU" : "on the host", info.kernel_ms, info.start_ms);
 		fflush(stdout);
 	}
 	double t_all = now_ms();
@@ -307,6 +308,7 @@ int st_cmd_run(int argc, char **argv)
 		cJSON_AddStringToObject(r, "path", ref_path);
 		cJSON_AddStringToObject(r, "kernel", st_launch_kernel(spec));
 		cJSON_AddBoolToObject(r, "deterministic", info.deterministic);
+		cJSON_AddBoolToObject(r, "verify_on_gpu", info.verify_on_gpu);
 		cJSON_AddNumberToObject(r, "sets", info.verify_sets);
 		cJSON_AddNumberToObject(r, "kernel_ms", info.kernel_ms);
 		cJSON_AddNumberToObject(r, "worker_start_ms", info.start_ms);
