@@ -67,7 +67,7 @@ int st_rtcli_parse(const char *cmd, int argc, char **argv, const char *extra, vo
 	opterr = 0;
 	optind = 1;
 	int c;
-	double d;
+	double d = 0;
 	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
 		const char *name = NULL;
 		for (const struct option *lo = longopts; lo->name; lo++)
