@@ -655,7 +655,23 @@ static void where(const char *json, size_t len, const char *at, unsigned *line, 
 	}
 }
 
+/* Messages quote names and values from the spec: keep them one printable line. */
+static st_status printable(st_error *err, st_status rc)
+{
+	for (char *p = err ? err->msg : NULL; p && *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
+	return rc;
+}
+
+static st_status parse(const char *json, size_t len, const char *base_dir, st_launch **out, st_error *err);
+
 st_status st_launch_parse(const char *json, size_t len, const char *base_dir, st_launch **out, st_error *err)
+{
+	return printable(err, parse(json, len, base_dir, out, err));
+}
+
+static st_status parse(const char *json, size_t len, const char *base_dir, st_launch **out, st_error *err)
 {
 	*out = NULL;
 	if (!json)
@@ -721,7 +737,7 @@ st_status st_launch_load(const char *path, st_launch **out, st_error *err)
 	}
 	free(base);
 	free(data);
-	return rc;
+	return printable(err, rc);
 }
 
 void st_launch_free(st_launch *l)
