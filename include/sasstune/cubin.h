@@ -83,6 +83,7 @@ typedef struct st_reloc {
 	const char *symbol_name;
 	int64_t addend;           /* 0 for .rel */
 	bool rela;
+	const char *target_name;  /* name of the section it patches */
 } st_reloc;
 size_t st_cubin_reloc_count(const st_cubin *c);
 const st_reloc *st_cubin_reloc(const st_cubin *c, size_t i);
@@ -127,5 +128,8 @@ st_status st_cubin_check_rewritable(const st_cubin *c, size_t k, st_error *err);
  * Every reference moves with the instruction it names; return addresses follow their CALL.
  * All-or-nothing: on failure the cubin is unchanged.  An identity permutation changes nothing. */
 st_status st_cubin_permute(st_cubin *c, size_t k, const uint32_t *perm, size_t n, st_error *err);
+/* Replace bits 105..124 (control fields) of kernel k's word in slot; any other change is refused.
+ * The edit stays with the instruction through later permutations (plugin/cubin/ctrl.c). */
+st_status st_cubin_set_ctrl(st_cubin *c, size_t k, size_t slot, const uint8_t word[16], st_error *err);
 
 #endif

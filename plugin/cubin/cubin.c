@@ -25,7 +25,10 @@ static st_status pool_add(st_cubin_view *v, const char *s, size_t *off)
 		v->strings = p;
 		v->strings_cap = cap;
 	}
-	memcpy(v->strings + v->strings_len, s, n);
+	/* names end up in one-line messages and output: control characters become '?' */
+	for (size_t i = 0; i + 1 < n; i++)
+		v->strings[v->strings_len + i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
+	v->strings[v->strings_len + n - 1] = 0;
 	*off = v->strings_len;
 	v->strings_len += n;
 	return ST_OK;
@@ -172,9 +175,15 @@ st_status st_cubin_parse(const char *name, const uint8_t *image, size_t size, un
 		rc = st_error_set(err, ST_EFORMAT, "%s: bad ELF header: %s", name, elf_errmsg(-1));
 		goto out;
 	}
-	if (eh.e_shoff == 0 || eh.e_shoff > size || eh.e_shentsize != sizeof(Elf64_Shdr)) {
-		rc = st_error_set(err, ST_EFORMAT, "%s: section header table offset 0x%llx or entry size %u out of range",
-				  name, (unsigned long long)eh.e_shoff, eh.e_shentsize);
+	if (eh.e_shoff == 0 || eh.e_shentsize != sizeof(Elf64_Shdr)) {
+		rc = st_error_set(err, ST_EFORMAT, "%s: no section header table (e_shoff 0x%llx, e_shentsize %u)", name,
+				  (unsigned long long)eh.e_shoff, eh.e_shentsize);
+		goto out;
+	}
+	if (eh.e_shoff > size) {
+		rc = st_error_set(err, ST_EFORMAT,
+				  "%s: truncated: the section header table at offset 0x%llx lies past the end (%zu bytes)", name,
+				  (unsigned long long)eh.e_shoff, size);
 		goto out;
 	}
 	if (eh.e_phnum && (eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phoff > size ||
@@ -227,6 +236,7 @@ st_status st_cubin_parse(const char *name, const uint8_t *image, size_t size, un
 			goto out;
 		}
 		s->name = (const char *)(uintptr_t)off;
+		sname = v->strings + off; /* the printable copy, for messages (valid until the next pool_add) */
 		s->type = sh.sh_type;
 		s->link = sh.sh_link;
 		s->info = sh.sh_info;
@@ -236,8 +246,7 @@ st_status st_cubin_parse(const char *name, const uint8_t *image, size_t size, un
 		s->entsize = sh.sh_entsize;
 		s->addralign = sh.sh_addralign;
 		s->kernel = ST_CUBIN_NONE;
-		if (sh.sh_type != SHT_NOBITS && sh.sh_type != SHT_NULL &&
-		    (sh.sh_offset > size || sh.sh_size > size - sh.sh_offset)) {
+		if (i && sh.sh_type != SHT_NOBITS && (sh.sh_offset > size || sh.sh_size > size - sh.sh_offset)) {
 			rc = st_error_set(err, ST_EFORMAT,
 					  "%s: section %s: offset 0x%llx + size 0x%llx runs past the file end (0x%zx)", name,
 					  sname, (unsigned long long)sh.sh_offset, (unsigned long long)sh.sh_size, size);
@@ -409,6 +418,7 @@ st_status st_cubin_parse(const char *name, const uint8_t *image, size_t size, un
 					goto out;
 				}
 				x->symbol_name = v->symbols[x->symbol].name; /* still an offset */
+				x->target_name = t->name;                    /* likewise */
 				v->nrelocs++;
 			}
 		} else if (!strncmp(sname, ".nv.constant", 12) && sname[12] >= '0' && sname[12] <= '9') {
@@ -445,8 +455,10 @@ st_status st_cubin_parse(const char *name, const uint8_t *image, size_t size, un
 		OFF2PTR(v, v->kernels[i].name);
 	for (size_t i = 0; i < v->nsymbols; i++)
 		OFF2PTR(v, v->symbols[i].name);
-	for (size_t i = 0; i < v->nrelocs; i++)
+	for (size_t i = 0; i < v->nrelocs; i++) {
 		OFF2PTR(v, v->relocs[i].symbol_name);
+		OFF2PTR(v, v->relocs[i].target_name);
+	}
 	for (size_t i = 0; i < v->nconsts; i++)
 		OFF2PTR(v, v->consts[i].section_name);
 	v->refs = calloc(v->nkernels ? v->nkernels : 1, sizeof *v->refs);

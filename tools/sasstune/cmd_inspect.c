@@ -99,7 +99,7 @@ static void print_text(const st_cubin *c)
 		char tn[32];
 		if (!r->type_name)
 			snprintf(tn, sizeof tn, "R_CUDA_%u", r->type);
-		printf("  section %u +0x%llx %s %s%+lld\n", r->target, (unsigned long long)r->offset,
+		printf("  %s +0x%llx %s %s%+lld\n", r->target_name, (unsigned long long)r->offset,
 		       r->type_name ? r->type_name : tn, r->symbol_name[0] ? r->symbol_name : "(no symbol)",
 		       (long long)r->addend);
 	}
@@ -145,7 +145,8 @@ static cJSON *json_of(const st_cubin *c)
 		if (rc)
 			cJSON_AddStringToObject(j, "not_rewritable_because", err.msg);
 		cJSON *refs = cJSON_AddArrayToObject(j, "code_refs");
-		static const char *const kinds[] = {"branch", "self", "return", "attr", "jump_table", "reloc", "symbol", "literal"};
+		static const char *const kinds[] = {"branch",	  "self",   "return", "attr",
+						    "jump_table", "reloc", "symbol", "literal"};
 		for (size_t i = 0; i < st_cubin_ref_count(c, k); i++) {
 			const st_code_ref *r = st_cubin_ref(c, k, i);
 			cJSON *x = cJSON_CreateObject();
@@ -193,6 +194,7 @@ static cJSON *json_of(const st_cubin *c)
 		cJSON *j = cJSON_CreateObject();
 		cJSON_AddNumberToObject(j, "section", r->section);
 		cJSON_AddNumberToObject(j, "target", r->target);
+		cJSON_AddStringToObject(j, "target_name", r->target_name);
 		cJSON_AddNumberToObject(j, "offset", (double)r->offset);
 		cJSON_AddNumberToObject(j, "type", r->type);
 		if (r->type_name)

@@ -4,7 +4,8 @@
 
 Two listings of the same cubin before and after a permutation of its instruction slots
 must print the same lines: every branch, BSSY, call, LEPC and BRX target list still lands on
-the same instruction, wherever both went.  Label names (.L_x_N) are renumbered by nvdisasm,
+the same instruction, wherever both went (an LEPC naming a return address: the slot after the
+same CALL).  Label names (.L_x_N) are renumbered by nvdisasm,
 and patched literals move, so targets are named by their encoding when the word is not
 patched by a move (most instructions), else by their text with labels and hex numbers masked.
 Also prints "labels: N" so that a test can see it is not comparing nothing.
@@ -56,10 +57,16 @@ def masked(text):
 def main():
     insns, labels = parse(sys.argv[1])
 
-    def ident(name):
+    def ident(name, src):
         if name not in labels:
             return "?" + name
-        t = insns[labels[name]]
+        i = labels[name]
+        if src.startswith("LEPC") and i > 0 and "CALL" in insns[i - 1]["text"]:
+            return "after " + ident_at(i - 1)  # a return address: the slot after its CALL
+        return ident_at(i)
+
+    def ident_at(i):
+        t = insns[i]
         return "[" + masked(t["text"]) + "]" if patched(t["text"]) else t["enc"]
 
     out = []
@@ -78,7 +85,7 @@ def main():
                      lambda mm: "%s abs=0x%x" % (mm.group(1), t["addr"] + 16 + int(mm.group(2), 16)), text)
         src = REF.sub("`L", src)
         src = TARGETS.sub("BRANCH_TARGETS", src)
-        out.append("%s: %s => %s" % (t["func"], src, " ".join(ident(n) for n in names)))
+        out.append("%s: %s => %s" % (t["func"], src, " ".join(ident(n, text) for n in names)))
     for line in sorted(out):
         print(line)
     print("labels: %d" % len(out))
