@@ -22,7 +22,7 @@ step() { echo; echo "== $*"; }
 step "inspect the bundled cubin"
 "$ST" inspect "$FX/sm_90.cubin"
 step "rewrite with an empty schedule: byte-identical copy"
-echo '{"kernels": {}}' > "$OUT/empty.json"
+echo '{"sasstune_schedule": 1, "kernels": {}}' > "$OUT/empty.json"
 "$ST" rewrite "$FX/sm_90.cubin" --schedule "$OUT/empty.json" -o "$OUT/copy.cubin"
 cmp "$FX/sm_90.cubin" "$OUT/copy.cubin" && echo "identical"
 if [ "$have_gpu" = 1 ]; then
