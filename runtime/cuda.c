@@ -69,6 +69,12 @@ st_status st_cuda_load(st_cuda *cu, const char *path, st_error *err)
 		E(LaunchKernel, "cuLaunchKernel", NULL, 0),
 		E(GetErrorName, "cuGetErrorName", NULL, 0),
 		E(GetErrorString, "cuGetErrorString", NULL, 0),
+		E(StreamBeginCapture, "cuStreamBeginCapture_v2", NULL, 1),
+		E(StreamEndCapture, "cuStreamEndCapture", NULL, 1),
+		E(GraphInstantiate, "cuGraphInstantiateWithFlags", NULL, 1),
+		E(GraphLaunch, "cuGraphLaunch", NULL, 1),
+		E(GraphExecDestroy, "cuGraphExecDestroy", NULL, 1),
+		E(GraphDestroy, "cuGraphDestroy", NULL, 1),
 		E(TensorMapEncodeTiled, "cuTensorMapEncodeTiled", NULL, 1),
 #undef E
 	};

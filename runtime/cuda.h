@@ -16,6 +16,8 @@ typedef struct CUmod_st *CUmodule;
 typedef struct CUfunc_st *CUfunction;
 typedef struct CUstream_st *CUstream;
 typedef struct CUevent_st *CUevent;
+typedef struct CUgraph_st *CUgraph;
+typedef struct CUgraphExec_st *CUgraphExec;
 typedef struct { uint64_t opaque[16]; } __attribute__((aligned(64))) CUtensorMap;
 
 enum {
@@ -90,6 +92,13 @@ typedef struct st_cuda {
 				 unsigned bz, unsigned shared, CUstream s, void **params, void **extra);
 	CUresult (*GetErrorName)(CUresult r, const char **s);
 	CUresult (*GetErrorString)(CUresult r, const char **s);
+	/* CUDA graphs (optional: timing falls back to plain launches) */
+	CUresult (*StreamBeginCapture)(CUstream s, int mode);      /* _v2 */
+	CUresult (*StreamEndCapture)(CUstream s, CUgraph *g);
+	CUresult (*GraphInstantiate)(CUgraphExec *e, CUgraph g, unsigned long long flags); /* WithFlags */
+	CUresult (*GraphLaunch)(CUgraphExec e, CUstream s);
+	CUresult (*GraphExecDestroy)(CUgraphExec e);
+	CUresult (*GraphDestroy)(CUgraph g);
 	CUresult (*TensorMapEncodeTiled)(CUtensorMap *map, int dtype, uint32_t rank, void *addr, const uint64_t *dims,
 					 const uint64_t *strides, const uint32_t *box, const uint32_t *elem_strides,
 					 int interleave, int swizzle, int l2promo, int oobfill); /* optional */

@@ -9,5 +9,11 @@ for f in .deps/*.deb; do dpkg -x "$f" "$ST_PREFIX"; done
 export ST_PREFIX
 export CMAKE_PREFIX_PATH="$ST_PREFIX/usr"
 export LD_LIBRARY_PATH="$ST_PREFIX/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
-export ST_CMAKE_ARGS="-DCMAKE_PREFIX_PATH=$ST_PREFIX/usr -DLIBELF_LIBRARY=$ST_PREFIX/usr/lib/x86_64-linux-gnu/libelf.a -DCJSON_LIBRARY=$ST_PREFIX/usr/lib/x86_64-linux-gnu/libcjson.so.1 -DCMOCKA_LIBRARY=$ST_PREFIX/usr/lib/x86_64-linux-gnu/libcmocka.so.0"
+# The carried libelf is only the static archive, which cannot go into the shared
+# libsasstune.so (not built -fPIC); use the machine's own libelf.so.1 if it has one.
+ST_LIBELF=$ST_PREFIX/usr/lib/x86_64-linux-gnu/libelf.a
+for d in /usr/lib/x86_64-linux-gnu /lib/x86_64-linux-gnu /usr/lib64; do
+  if [ -e "$d/libelf.so.1" ]; then ST_LIBELF=$d/libelf.so.1; break; fi
+done
+export ST_CMAKE_ARGS="-DCMAKE_PREFIX_PATH=$ST_PREFIX/usr -DLIBELF_LIBRARY=$ST_LIBELF -DCJSON_LIBRARY=$ST_PREFIX/usr/lib/x86_64-linux-gnu/libcjson.so.1 -DCMOCKA_LIBRARY=$ST_PREFIX/usr/lib/x86_64-linux-gnu/libcmocka.so.0"
 set +e

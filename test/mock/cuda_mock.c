@@ -14,8 +14,9 @@
  *
  * Anything after a line "end" is ignored (tests append bytes to make distinct
  * candidates).  The runtime's PTX comparison kernel (st_cmp32) is run on the
- * host.  Environment: MOCK_CUDA_DEVICES=N (default 1); MOCK_CUDA_NO_JIT=1
- * refuses PTX, as a driver without a JIT compiler would. */
+ * host.  CUDA graphs are recorded by stream capture and replayed.  Environment:
+ * MOCK_CUDA_DEVICES=N (default 1); MOCK_CUDA_NO_JIT=1 refuses PTX, as a driver
+ * without a JIT compiler would; MOCK_CUDA_NO_GRAPHS=1 refuses stream capture. */
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -34,6 +35,14 @@ typedef struct mock_mod {
 	double time_us;
 	size_t nparams, sizes[64];
 } mock_mod;
+
+/* CUDA graphs: stream capture records launches, a graph launch replays them */
+typedef struct mock_graph {
+	size_t n;
+	void *fn[4096];
+	void **params[4096];
+} mock_graph;
+static mock_graph *capturing;
 
 static CUresult sticky;      /* a fault poisons the context, as on a real GPU */
 static int hang_pending;     /* a hung kernel was launched */
@@ -259,6 +268,13 @@ API CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, uns
 	mock_mod *m = fn;
 	if (sticky)
 		return sticky;
+	if (capturing) {
+		if (capturing->n >= 4096)
+			return 1;
+		capturing->fn[capturing->n] = fn;
+		capturing->params[capturing->n++] = params;
+		return 0;
+	}
 	if (m->op == OP_CMP) { /* st_cmp32(a, b, n, res): lowest index where the words differ */
 		const uint32_t *a = *(uint32_t **)params[0], *b = *(uint32_t **)params[1];
 		uint64_t n = *(uint64_t *)params[2], *res = *(uint64_t **)params[3];
@@ -299,6 +315,48 @@ API CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, uns
 		u ^= (uint32_t)(launches & 3);
 		memcpy(&out[0], &u, 4);
 	}
+	return 0;
+}
+
+
+API CUresult cuStreamBeginCapture_v2(void *s, int mode)
+{
+	(void)s, (void)mode;
+	if (getenv("MOCK_CUDA_NO_GRAPHS"))
+		return 801; /* CUDA_ERROR_NOT_SUPPORTED */
+	capturing = calloc(1, sizeof *capturing);
+	return capturing ? 0 : 2;
+}
+API CUresult cuStreamEndCapture(void *s, void **graph)
+{
+	(void)s;
+	*graph = capturing;
+	capturing = NULL;
+	return *graph ? 0 : 1;
+}
+API CUresult cuGraphInstantiateWithFlags(void **exec, void *graph, unsigned long long flags)
+{
+	(void)flags;
+	mock_graph *g = malloc(sizeof *g);
+	if (!g)
+		return 2;
+	memcpy(g, graph, sizeof *g);
+	*exec = g;
+	return 0;
+}
+API CUresult cuGraphDestroy(void *g) { free(g); return 0; }
+API CUresult cuGraphExecDestroy(void *g) { free(g); return 0; }
+API CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+			    unsigned shared, void *s, void **params, void **extra);
+API CUresult cuGraphLaunch(void *exec, void *s)
+{
+	mock_graph *g = exec;
+	for (size_t i = 0; i < g->n; i++) {
+		CUresult r = cuLaunchKernel(g->fn[i], 1, 1, 1, 1, 1, 1, 0, s, g->params[i], NULL);
+		if (r)
+			return r;
+	}
+	gpu_clock_us -= 0.5 * (double)(g->n - 1); /* graphs launch back to back a little faster */
 	return 0;
 }
 
