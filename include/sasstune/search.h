@@ -97,6 +97,7 @@ typedef struct st_search_result {
 void st_search_result_free(st_search_result *r);
 
 typedef struct st_policy st_policy;   /* shared-weight move scorer + value head */
+#define ST_POLICY_HIDDEN_DEFAULT 64
 st_status st_policy_new(unsigned hidden, uint64_t seed, st_policy **out, st_error *err);
 void st_policy_free(st_policy *p);
 st_status st_policy_load(const char *path, st_policy **out, st_error *err);
@@ -109,7 +110,8 @@ st_status st_policy_apply(const st_policy *p, const st_search_env *env, unsigned
 			  double margin, unsigned *applied, st_error *err);
 
 /* Search each environment (results[i] for envs[i]); PPO trains `policy` (required
- * for PPO, unused otherwise) across all of them, which is how `train` works. */
+ * for PPO, unused otherwise) across all of them, which is how `train` works.
+ * On failure nothing is accepted and the environments' states are unspecified. */
 st_status st_search_run(const st_search_env *const *envs, size_t n_envs, st_policy *policy,
 			const st_search_opts *opts, st_search_result *results, st_error *err);
 
