@@ -714,6 +714,7 @@ static st_status do_init(worker *w, st_rt_reader *rd, st_rt_writer *out, st_erro
 		w->cmp_mod = NULL; /* no PTX JIT here: compare on the host */
 		w->cmp_fn = NULL;
 	}
+	w->no_graphs = getenv("SASSTUNE_NO_GRAPHS") && *getenv("SASSTUNE_NO_GRAPHS"); /* for diagnosis */
 	if ((rc = setup_buffers(w, err)) != ST_OK)
 		return rc;
 	if ((rc = load_module(w, cubin, cubin_size, &w->mods[0], err)) != ST_OK)

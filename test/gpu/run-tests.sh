@@ -57,9 +57,17 @@ for f in $FIXTURES; do
   step "run/$f" 300 "$S" run "$FIX/$f/sm_90.cubin" --launch "$FIX/$f/launch.json" --json
 done
 
-# 2. A/A noise at default settings, three times per fixture
+# 2. A/A noise at default settings, five times per fixture
 for f in $FIXTURES; do
-  step "noise/$f" 300 "$S" noise "$FIX/$f/sm_90.cubin" --launch "$FIX/$f/launch.json" --repeat 3 --json
+  step "noise/$f" 300 "$S" noise "$FIX/$f/sm_90.cubin" --launch "$FIX/$f/launch.json" --repeat 5 --json
+done
+# the same module against itself (no second load): separates placement from method
+for f in attn_fwd_f16_bh4_n1024_d64_b128x64 matmul_f16_1024x1024x1024_b128x128x64_w4s4; do
+  step "same-module/$f" 300 "$S" compare "$FIX/$f/sm_90.cubin" "$FIX/$f/sm_90.cubin" --launch "$FIX/$f/launch.json" --json
+done
+# without CUDA graphs (plain launches), for the record
+for f in add_f32_1M softmax_f32_1024x1024 attn_fwd_f16_bh4_n1024_d64_b128x64; do
+  step "noise-nographs/$f" 300 env SASSTUNE_NO_GRAPHS=1 "$S" noise "$FIX/$f/sm_90.cubin" --launch "$FIX/$f/launch.json" --repeat 3 --json
 done
 
 # 3. faulting, trapping and hanging candidates among good ones, in one run
