@@ -1,8 +1,146 @@
-/* sasstune check (placeholder until its issue lands). */
+/* sasstune check ORIGINAL TUNED: every constraint TUNED breaks relative to ORIGINAL. */
 #include "cli.h"
+#include "sasstune/cubin.h"
+#include "sasstune/sched.h"
+
+#include <cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: sasstune check ORIGINAL TUNED [--listing F] [--kernel K] [--json]\n\n"
+		"Report every dependence, scoreboard, ordering and latency constraint that TUNED breaks\n"
+		"relative to ORIGINAL, kernel by kernel.  The checker is independent of the move generator:\n"
+		"it matches TUNED's words to ORIGINAL's instructions itself (ignoring control bits and\n"
+		"patched offsets, identical words in order) and checks that every dependent pair keeps its\n"
+		"order, fixed points and block boundaries are not crossed, fixed-latency distances stay at\n"
+		"or above min(table, original) (across block ends too), every variable-latency consumer is\n"
+		"still covered by a wait on its producer's scoreboard, set-to-wait distances stay >= 2\n"
+		"cycles, scoreboard-setting stalls are not lowered, control fields are encodable, and reuse\n"
+		"flags are still valid (docs/sched.md).\n\n"
+		"options:\n"
+		"  --listing F   ORIGINAL's `nvdisasm -hex -c` listing (default: run nvdisasm on ORIGINAL)\n"
+		"  --kernel K    only kernel K (default: every kernel)\n"
+		"  --json        {\"ok\": bool, \"kernels\": [{kernel, violations, problems: [{offset, message}]}]}\n"
+		"  -h, --help\n\n"
+		"exit status: 0 nothing broken, 1 something broken or bad input, 2 usage error\n");
+}
+
+typedef struct sink {
+	int json;
+	cJSON *problems;
+} sink;
+
+static void report(void *ctx, const char *kernel, uint32_t offset, const char *msg)
+{
+	sink *s = ctx;
+	if (s->json) {
+		cJSON *e = cJSON_CreateObject();
+		cJSON_AddNumberToObject(e, "offset", offset);
+		cJSON_AddStringToObject(e, "message", msg);
+		cJSON_AddItemToArray(s->problems, e);
+	} else {
+		printf("%s 0x%04x: %s\n", kernel, offset, msg);
+	}
+}
 
 int st_cmd_check(int argc, char **argv)
 {
-	(void)argc;
-	return st_cli_not_implemented(argv[0]);
+	const char *paths[2] = {NULL, NULL}, *listing = NULL, *kernel = NULL;
+	int np = 0, json = 0;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			usage(stdout);
+			return ST_EXIT_OK;
+		} else if (!strcmp(argv[i], "--listing") || !strcmp(argv[i], "--kernel")) {
+			if (i + 1 >= argc) {
+				st_cli_error(argv[0], "%s needs an argument (see sasstune check --help)", argv[i]);
+				return ST_EXIT_USAGE;
+			}
+			if (!strcmp(argv[i], "--listing"))
+				listing = argv[++i];
+			else
+				kernel = argv[++i];
+		} else if (!strcmp(argv[i], "--json")) {
+			json = 1;
+		} else if (argv[i][0] == '-' && argv[i][1]) {
+			st_cli_error(argv[0], "unknown option '%s' (see sasstune check --help)", argv[i]);
+			return ST_EXIT_USAGE;
+		} else if (np == 2) {
+			st_cli_error(argv[0], "more than two cubins given ('%s')", argv[i]);
+			return ST_EXIT_USAGE;
+		} else {
+			paths[np++] = argv[i];
+		}
+	}
+	if (np != 2) {
+		st_cli_error(argv[0], "ORIGINAL and TUNED are required (see sasstune check --help)");
+		return ST_EXIT_USAGE;
+	}
+	st_error err = {0};
+	st_cubin *orig = NULL, *tuned = NULL;
+	if (st_cubin_open_file(paths[0], &orig, &err) || st_cubin_open_file(paths[1], &tuned, &err)) {
+		st_cubin_free(orig);
+		return st_cli_fail(argv[0], &err);
+	}
+	st_sass_opts o = {0};
+	o.listing = listing;
+	cJSON *root = json ? cJSON_CreateObject() : NULL, *arr = json ? cJSON_AddArrayToObject(root, "kernels") : NULL;
+	int rc = ST_EXIT_OK, failed = 0;
+	size_t total = 0, nk = 0;
+	if (kernel && st_cubin_find_kernel(orig, kernel) == ST_CUBIN_NONE) {
+		st_cli_error(argv[0], "%s: no kernel named '%s'", paths[0], kernel);
+		rc = ST_EXIT_FAIL;
+	}
+	if (rc == ST_EXIT_OK && st_cubin_kernel_count(orig) != st_cubin_kernel_count(tuned)) {
+		st_cli_error(argv[0], "%s has %zu kernels, %s %zu", paths[0], st_cubin_kernel_count(orig), paths[1],
+			     st_cubin_kernel_count(tuned));
+		rc = ST_EXIT_FAIL;
+	}
+	for (size_t k = 0; rc == ST_EXIT_OK && k < st_cubin_kernel_count(orig); k++) {
+		const char *name = st_cubin_kernel(orig, k)->name;
+		if (kernel && strcmp(kernel, name))
+			continue;
+		sink sk = {json, NULL};
+		cJSON *kj = NULL;
+		if (json) {
+			kj = cJSON_CreateObject();
+			cJSON_AddItemToArray(arr, kj);
+			cJSON_AddStringToObject(kj, "kernel", name);
+			sk.problems = cJSON_AddArrayToObject(kj, "problems");
+		}
+		size_t bad = 0;
+		st_status s = st_check_kernel(orig, tuned, name, &o, report, &sk, &bad, &err);
+		nk++;
+		total += bad;
+		if (json)
+			cJSON_AddNumberToObject(kj, "violations", (double)bad);
+		if (s == ST_EILLEGAL) {
+			failed = 1;
+		} else if (s) {
+			rc = st_cli_fail(argv[0], &err);
+		} else if (!json) {
+			printf("%s: ok\n", name);
+		}
+	}
+	if (rc == ST_EXIT_OK) {
+		if (json) {
+			cJSON_AddBoolToObject(root, "ok", !failed);
+			char *t = cJSON_Print(root);
+			if (t)
+				puts(t);
+			free(t);
+		} else {
+			printf("%zu kernel%s checked, %zu violation%s\n", nk, nk == 1 ? "" : "s", total, total == 1 ? "" : "s");
+		}
+		if (failed)
+			rc = ST_EXIT_FAIL;
+	}
+	cJSON_Delete(root);
+	st_cubin_free(orig);
+	st_cubin_free(tuned);
+	return rc;
 }

@@ -1,8 +1,163 @@
-/* sasstune moves (placeholder until its issue lands). */
+/* sasstune moves CUBIN: the legal moves of each kernel in its original state, with counts. */
 #include "cli.h"
+#include "sasstune/cubin.h"
+#include "sasstune/sched.h"
+
+#include <cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: sasstune moves CUBIN [--listing F] [--kernel K] [--wide] [--no-ctrl] [--why] [--json]\n\n"
+		"List the moves the legality model allows in each kernel's original state (docs/sched.md):\n"
+		"swaps of adjacent instructions in a block, and control-code edits (lower a stall by one, flip\n"
+		"a yield bit, set a reuse flag).  By default a swap must involve a global or shared load or\n"
+		"store or an async copy (the prototype's set); --wide lets any instruction that is not a fixed\n"
+		"point (control flow, barrier, fence, block entry) move.\n\n"
+		"options:\n"
+		"  --listing F   the cubin's `nvdisasm -hex -c` listing (default: run nvdisasm)\n"
+		"  --kernel K    only kernel K (default: every kernel)\n"
+		"  --wide        the wide setting\n"
+		"  --no-ctrl     swaps only\n"
+		"  --why         also list every refused swap with the dependence it would break\n"
+		"  --json        {\"kernels\": [{kernel, instructions, blocks, setting, counts: {swap, stall,\n"
+		"                yield, reuse, total}, moves: [{kind, slot, offset, text}], refused: [...]}]}\n"
+		"  -h, --help\n\n"
+		"exit status: 0 listed, 1 the cubin or listing cannot be read, 2 usage error\n");
+}
+
+static const char *kind_name(unsigned k)
+{
+	static const char *const n[] = {"swap", "stall", "yield", "reuse", "ctrl"};
+	return k < 5 ? n[k] : "?";
+}
 
 int st_cmd_moves(int argc, char **argv)
 {
-	(void)argc;
-	return st_cli_not_implemented(argv[0]);
+	const char *path = NULL, *listing = NULL, *kernel = NULL;
+	unsigned flags = 0;
+	int json = 0, why = 0;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			usage(stdout);
+			return ST_EXIT_OK;
+		} else if (!strcmp(argv[i], "--listing") || !strcmp(argv[i], "--kernel")) {
+			if (i + 1 >= argc) {
+				st_cli_error(argv[0], "%s needs an argument (see sasstune moves --help)", argv[i]);
+				return ST_EXIT_USAGE;
+			}
+			if (!strcmp(argv[i], "--listing"))
+				listing = argv[++i];
+			else
+				kernel = argv[++i];
+		} else if (!strcmp(argv[i], "--wide")) {
+			flags |= ST_SCHED_WIDE;
+		} else if (!strcmp(argv[i], "--no-ctrl")) {
+			flags |= ST_SCHED_NO_CTRL;
+		} else if (!strcmp(argv[i], "--why")) {
+			why = 1;
+		} else if (!strcmp(argv[i], "--json")) {
+			json = 1;
+		} else if (argv[i][0] == '-' && argv[i][1]) {
+			st_cli_error(argv[0], "unknown option '%s' (see sasstune moves --help)", argv[i]);
+			return ST_EXIT_USAGE;
+		} else if (path) {
+			st_cli_error(argv[0], "more than one CUBIN given ('%s' and '%s')", path, argv[i]);
+			return ST_EXIT_USAGE;
+		} else {
+			path = argv[i];
+		}
+	}
+	if (!path) {
+		st_cli_error(argv[0], "CUBIN is required (see sasstune moves --help)");
+		return ST_EXIT_USAGE;
+	}
+	st_error err = {0};
+	st_cubin *c = NULL;
+	if (st_cubin_open_file(path, &c, &err))
+		return st_cli_fail(argv[0], &err);
+	if (kernel && st_cubin_find_kernel(c, kernel) == ST_CUBIN_NONE) {
+		st_cli_error(argv[0], "%s: no kernel named '%s'", path, kernel);
+		st_cubin_free(c);
+		return ST_EXIT_FAIL;
+	}
+	st_sass_opts o = {0};
+	o.listing = listing;
+	cJSON *root = json ? cJSON_CreateObject() : NULL, *arr = json ? cJSON_AddArrayToObject(root, "kernels") : NULL;
+	int rc = ST_EXIT_OK;
+	for (size_t k = 0; k < st_cubin_kernel_count(c) && rc == ST_EXIT_OK; k++) {
+		const char *name = st_cubin_kernel(c, k)->name;
+		if (kernel && strcmp(kernel, name))
+			continue;
+		st_sass_kernel *sk = NULL;
+		st_sched *s = NULL;
+		if (st_sass_decode(c, name, &o, &sk, &err) || st_sched_new(sk, c, flags, &s, &err)) {
+			rc = st_cli_fail(argv[0], &err);
+			st_sass_free(sk);
+			break;
+		}
+		size_t nm = st_sched_move_count(s), counts[5] = {0};
+		for (size_t i = 0; i < nm; i++)
+			counts[st_sched_move(s, i).kind]++;
+		const char *setting = (flags & ST_SCHED_WIDE) ? "wide" : "default";
+		cJSON *kj = NULL, *mj = NULL, *rj = NULL;
+		if (json) {
+			kj = cJSON_CreateObject();
+			cJSON_AddItemToArray(arr, kj);
+			cJSON_AddStringToObject(kj, "kernel", name);
+			cJSON_AddNumberToObject(kj, "instructions", (double)st_sched_count(s));
+			cJSON_AddNumberToObject(kj, "blocks", (double)st_sass_block_count(sk));
+			cJSON_AddStringToObject(kj, "setting", setting);
+			cJSON *cj = cJSON_AddObjectToObject(kj, "counts");
+			for (int t = 0; t < 4; t++)
+				cJSON_AddNumberToObject(cj, kind_name((unsigned)t), (double)counts[t]);
+			cJSON_AddNumberToObject(cj, "total", (double)nm);
+			mj = cJSON_AddArrayToObject(kj, "moves");
+			if (why)
+				rj = cJSON_AddArrayToObject(kj, "refused");
+		} else {
+			printf("kernel %s: %zu instructions, %zu blocks, %s setting: %zu legal moves (swap %zu, stall %zu, yield %zu, reuse %zu)\n",
+			       name, st_sched_count(s), st_sass_block_count(sk), setting, nm, counts[0], counts[1], counts[2],
+			       counts[3]);
+		}
+		for (size_t i = 0; i < nm; i++) {
+			st_move mv = st_sched_move(s, i);
+			char text[256];
+			st_sched_describe(s, mv, text, sizeof text);
+			if (json) {
+				cJSON *e = cJSON_CreateObject();
+				cJSON_AddStringToObject(e, "kind", kind_name(mv.kind));
+				cJSON_AddNumberToObject(e, "slot", mv.slot);
+				cJSON_AddNumberToObject(e, "offset", 16.0 * mv.slot);
+				cJSON_AddStringToObject(e, "text", text);
+				cJSON_AddItemToArray(mj, e);
+			} else {
+				printf("  %s\n", text);
+			}
+		}
+		for (size_t j = 0; why && j + 1 < st_sched_count(s); j++) {
+			st_move mv = {ST_MOVE_SWAP, 0, (uint32_t)j, {0}};
+			st_error e2 = {0};
+			if (!st_sched_check(s, mv, &e2))
+				continue;
+			if (json)
+				cJSON_AddItemToArray(rj, cJSON_CreateString(e2.msg));
+			else
+				printf("  refused: %s\n", e2.msg);
+		}
+		st_sched_free(s);
+		st_sass_free(sk);
+	}
+	if (json && rc == ST_EXIT_OK) {
+		char *t = cJSON_Print(root);
+		if (t)
+			puts(t);
+		free(t);
+	}
+	cJSON_Delete(root);
+	st_cubin_free(c);
+	return rc;
 }

@@ -1,8 +1,182 @@
-/* sasstune shuffle (placeholder until its issue lands). */
+/* sasstune shuffle CUBIN --steps N --seed S -o OUT: a random walk of legal moves (for testing). */
 #include "cli.h"
+#include "sasstune/cubin.h"
+#include "sasstune/sched.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: sasstune shuffle CUBIN [--listing F] [--kernel K] [--wide] [--no-ctrl] --steps N --seed S\n"
+		"                        -o OUT [--schedule-out S.json] [-v]\n\n"
+		"Apply a random walk of N legal moves (docs/sched.md) to each kernel (or kernel K) and write\n"
+		"the result.  Each step picks one of the current state's legal moves uniformly at random\n"
+		"(xorshift64 seeded with S, so the same inputs give the same walk); a kernel with no legal\n"
+		"move left stops early.  The schedule written with --schedule-out replays to the same cubin\n"
+		"(`sasstune rewrite CUBIN --schedule S.json`).\n\n"
+		"options:\n"
+		"  --listing F        the cubin's `nvdisasm -hex -c` listing (default: run nvdisasm)\n"
+		"  --kernel K         only kernel K\n"
+		"  --wide             any non-fixed instruction may move (default: loads, stores, async copies)\n"
+		"  --no-ctrl          swaps only, no control-code edits\n"
+		"  --steps N          moves per kernel (required)\n"
+		"  --seed S           random seed (required)\n"
+		"  -o OUT             the shuffled cubin\n"
+		"  --schedule-out F   the walk as a schedule (moves with their control-code fix-ups)\n"
+		"  -v                 print each move\n"
+		"  -h, --help\n\n"
+		"exit status: 0 written, 1 bad input, 2 usage error\n");
+}
+
+static int parse_u64(const char *s, unsigned long long *v)
+{
+	char *end;
+	errno = 0;
+	if (!*s || *s == '-')
+		return 0;
+	*v = strtoull(s, &end, 0);
+	return !errno && !*end;
+}
 
 int st_cmd_shuffle(int argc, char **argv)
 {
-	(void)argc;
-	return st_cli_not_implemented(argv[0]);
+	const char *path = NULL, *listing = NULL, *kernel = NULL, *out = NULL, *sched_out = NULL;
+	const char *steps_s = NULL, *seed_s = NULL;
+	unsigned flags = 0;
+	int verbose = 0;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			usage(stdout);
+			return ST_EXIT_OK;
+		} else if (!strcmp(a, "--listing") || !strcmp(a, "--kernel") || !strcmp(a, "-o") || !strcmp(a, "--steps") ||
+			   !strcmp(a, "--seed") || !strcmp(a, "--schedule-out")) {
+			if (i + 1 >= argc) {
+				st_cli_error(argv[0], "%s needs an argument (see sasstune shuffle --help)", a);
+				return ST_EXIT_USAGE;
+			}
+			const char *v = argv[++i];
+			if (!strcmp(a, "--listing"))
+				listing = v;
+			else if (!strcmp(a, "--kernel"))
+				kernel = v;
+			else if (!strcmp(a, "-o"))
+				out = v;
+			else if (!strcmp(a, "--steps"))
+				steps_s = v;
+			else if (!strcmp(a, "--seed"))
+				seed_s = v;
+			else
+				sched_out = v;
+		} else if (!strcmp(a, "--wide")) {
+			flags |= ST_SCHED_WIDE;
+		} else if (!strcmp(a, "--no-ctrl")) {
+			flags |= ST_SCHED_NO_CTRL;
+		} else if (!strcmp(a, "-v")) {
+			verbose = 1;
+		} else if (a[0] == '-' && a[1]) {
+			st_cli_error(argv[0], "unknown option '%s' (see sasstune shuffle --help)", a);
+			return ST_EXIT_USAGE;
+		} else if (path) {
+			st_cli_error(argv[0], "more than one CUBIN given ('%s' and '%s')", path, a);
+			return ST_EXIT_USAGE;
+		} else {
+			path = a;
+		}
+	}
+	if (!path || !out || !steps_s || !seed_s) {
+		st_cli_error(argv[0], "%s is required (see sasstune shuffle --help)",
+			     !path ? "CUBIN" : !out ? "-o OUT" : !steps_s ? "--steps N" : "--seed S");
+		return ST_EXIT_USAGE;
+	}
+	unsigned long long steps, seed;
+	if (!parse_u64(steps_s, &steps) || steps > 100000000ull) {
+		st_cli_error(argv[0], "--steps: '%s' is not a number of moves (0..100000000)", steps_s);
+		return ST_EXIT_USAGE;
+	}
+	if (!parse_u64(seed_s, &seed)) {
+		st_cli_error(argv[0], "--seed: '%s' is not a non-negative integer", seed_s);
+		return ST_EXIT_USAGE;
+	}
+	st_error err = {0};
+	st_cubin *c = NULL, *work = NULL;
+	st_schedule *sch = NULL;
+	int rc = ST_EXIT_OK;
+	if (st_cubin_open_file(path, &c, &err) || st_schedule_new(&sch, &err))
+		goto fail;
+	if (kernel && st_cubin_find_kernel(c, kernel) == ST_CUBIN_NONE) {
+		st_error_set(&err, ST_ENOTFOUND, "%s: no kernel named '%s'", path, kernel);
+		goto fail;
+	}
+	size_t size;
+	const uint8_t *data = st_cubin_data(c, &size);
+	if (st_cubin_open_mem(data, size, path, &work, &err))
+		goto fail;
+	st_sass_opts o = {0};
+	o.listing = listing;
+	uint64_t x = seed * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull;
+	for (size_t k = 0; k < st_cubin_kernel_count(c); k++) {
+		const char *name = st_cubin_kernel(c, k)->name;
+		if (kernel && strcmp(kernel, name))
+			continue;
+		st_sass_kernel *sk = NULL;
+		st_sched *s = NULL;
+		if (st_sass_decode(c, name, &o, &sk, &err) || st_sched_new(sk, c, flags, &s, &err)) {
+			st_sass_free(sk);
+			goto fail;
+		}
+		unsigned long long done = 0;
+		for (; done < steps; done++) {
+			size_t nm = st_sched_move_count(s);
+			if (!nm)
+				break;
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			st_move mv = st_sched_move(s, (size_t)(x % nm));
+			if (verbose) {
+				char text[256];
+				st_sched_describe(s, mv, text, sizeof text);
+				printf("%s: %s\n", name, text);
+			}
+			if (st_sched_apply(s, mv, &err))
+				break;
+		}
+		st_status r = err.code ? err.code : st_sched_to_cubin(s, work, st_cubin_find_kernel(work, name), &err);
+		if (!r)
+			r = st_sched_to_schedule(s, sch, &err);
+		if (!r)
+			printf("%s: %llu moves\n", name, done);
+		st_sched_free(s);
+		st_sass_free(sk);
+		if (r)
+			goto fail;
+	}
+	if (st_cubin_write_file(work, out, &err))
+		goto fail;
+	if (sched_out) {
+		char *t = st_schedule_to_json(sch);
+		FILE *f = t ? fopen(sched_out, "w") : NULL;
+		if (!f || fputs(t, f) < 0 || fclose(f)) {
+			if (f)
+				fclose(f);
+			st_error_set(&err, ST_EIO, "%s: cannot write the schedule", sched_out);
+			free(t);
+			goto fail;
+		}
+		free(t);
+	}
+	printf("wrote %s\n", out);
+	goto done;
+fail:
+	rc = st_cli_fail(argv[0], &err);
+done:
+	st_schedule_free(sch);
+	st_cubin_free(work);
+	st_cubin_free(c);
+	return rc;
 }

@@ -1,0 +1,63 @@
+/* sasstune sched: which instruction moves keep a kernel correct, and an independent checker.
+ * A st_sched holds one decoded kernel, its current order and control fields, and the legal
+ * moves of that state (updated locally after each apply/undo).  Model and rules: docs/sched.md. */
+#ifndef SASSTUNE_SCHED_H
+#define SASSTUNE_SCHED_H
+#include "sasstune/cubin.h"
+#include "sasstune/sass.h"
+#include "sasstune/schedule.h"
+#include "sasstune/search.h"
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct st_sched st_sched;
+enum { ST_SCHED_WIDE = 1, ST_SCHED_NO_CTRL = 2 }; /* any non-fence insn may move; no control-code moves */
+typedef enum st_move_kind {
+	ST_MOVE_SWAP,  /* slots `slot` and slot+1 trade places (control codes fixed up) */
+	ST_MOVE_STALL, /* lower the stall of `slot` by one */
+	ST_MOVE_YIELD, /* flip the yield bit of `slot` */
+	ST_MOVE_REUSE, /* set reuse flag `arg` (0 a, 1 b, 2 c) of `slot` */
+	ST_MOVE_CTRL,  /* set the control fields of `slot` to `ctrl` (replaying schedules) */
+} st_move_kind;
+typedef struct st_move { uint8_t kind, arg; uint32_t slot; st_ctrl ctrl; } st_move;
+
+/* k must outlive the state; c (may be NULL) marks slots holding code references as fixed. */
+st_status st_sched_new(const st_sass_kernel *k, const st_cubin *c, unsigned flags, st_sched **out, st_error *err);
+void st_sched_free(st_sched *s);
+size_t st_sched_move_count(const st_sched *s);         /* legal moves now, numbered in slot order */
+st_move st_sched_move(const st_sched *s, size_t i);
+st_status st_sched_check(const st_sched *s, st_move m, st_error *err); /* ST_EILLEGAL names the dependence */
+st_status st_sched_apply(st_sched *s, st_move m, st_error *err);       /* check, then apply with fix-ups */
+st_status st_sched_undo(st_sched *s, st_error *err);                   /* revert the latest apply */
+void st_sched_reset(st_sched *s);                                      /* undo everything */
+size_t st_sched_depth(const st_sched *s);                              /* applied moves */
+int st_sched_describe(const st_sched *s, st_move m, char *buf, size_t n); /* "swap 0x1a0/0x1b0 (LDG <-> IMAD)" */
+
+size_t st_sched_count(const st_sched *s);                 /* slots */
+uint32_t st_sched_at(const st_sched *s, size_t slot);     /* original index of the insn now in slot */
+st_ctrl st_sched_ctrl(const st_sched *s, size_t slot);    /* its current control fields */
+const st_sass_kernel *st_sched_kernel(const st_sched *s);
+
+/* Materialise: permute kernel `k` of c (which must hold the decoded, unmoved kernel) and write the
+ * changed control fields; or append the applied moves, fix-ups included, to a schedule. */
+st_status st_sched_to_cubin(const st_sched *s, st_cubin *c, size_t k, st_error *err);
+st_status st_sched_to_schedule(const st_sched *s, st_schedule *out, st_error *err);
+/* Apply schedule kernel i's moves through the model (each must be legal). */
+st_status st_sched_replay(st_sched *s, const st_schedule *sch, size_t i, st_error *err);
+/* `rewrite`: replay every kernel of sch on c (a permutation is judged by st_check_kernel) into *out. */
+st_status st_sched_rewrite(const st_cubin *c, const st_schedule *sch, const st_sass_opts *o, st_cubin **out,
+			   st_error *err);
+
+/* Search: move features (search.h schema) and an environment over a state; evaluate(ctx, s, ...)
+ * scores the current state.  The environment borrows s; free it with st_sched_env_free. */
+st_status st_sched_features(const st_sched *s, size_t move, float out[ST_SEARCH_NFEAT], st_error *err);
+typedef st_status (*st_sched_eval_fn)(void *ctx, const st_sched *s, unsigned pairs, st_eval *out, st_error *err);
+st_status st_sched_env_new(st_sched *s, st_sched_eval_fn evaluate, void *ctx, st_search_env **out, st_error *err);
+void st_sched_env_free(st_search_env *env);
+
+/* The independent checker: every constraint kernel `name` of `tuned` breaks relative to `orig`
+ * (decoded with o).  report (may be NULL) gets one line per violation; ST_EILLEGAL if any. */
+typedef void (*st_check_report_fn)(void *ctx, const char *kernel, uint32_t offset, const char *msg);
+st_status st_check_kernel(const st_cubin *orig, const st_cubin *tuned, const char *name, const st_sass_opts *o,
+			  st_check_report_fn report, void *ctx, size_t *violations, st_error *err);
+#endif

@@ -1,0 +1,784 @@
+/* The independent checker (`sasstune check`): every dependence, scoreboard, ordering and latency
+ * constraint a rewritten kernel breaks relative to its original.  Written apart from the move
+ * generator (model.c, check_move.c): it shares none of its code, recovers the instruction
+ * mapping from the words themselves and judges the result, not the moves.  docs/sched.md. */
+#include "sasstune/sched.h"
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CK_LIMIT 30       /* cycles: longest constraint (tables top out at 28) */
+#define CK_MAX_BLOCKS 16  /* blocks a cross-block walk may enter */
+#define CK_CONSUMERS 8    /* consumers of a variable-latency result checked for coverage */
+
+typedef struct ck {
+	const st_sass_kernel *k;
+	const st_sass_insn *in;
+	size_t n;
+	int sm;
+	const char *name;
+	uint32_t *map, *inv;  /* map[tuned slot] = original index; inv[original] = tuned slot */
+	st_ctrl *ct;          /* tuned control fields per tuned slot */
+	int32_t *ot;          /* original issue cycle from block start, per original index */
+	uint32_t *bfirst, *blast;
+	int32_t (*bsucc)[2];
+	size_t nb;
+	bool *fixed, *refslot;
+	uint32_t *seg;        /* segment (between fixed points) of each original slot */
+	uint8_t counted;      /* SBs counted by some DEPBAR.LE with a count > 0 */
+	uint8_t *depbar;      /* SBs each original instruction waits on as a DEPBAR */
+	int *depcnt;          /* its count */
+	st_check_report_fn report;
+	void *ctx;
+	size_t bad;
+} ck;
+
+static void violation(ck *c, uint32_t slot, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void violation(ck *c, uint32_t slot, const char *fmt, ...)
+{
+	c->bad++;
+	if (!c->report)
+		return;
+	char buf[ST_ERROR_MSG_MAX];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	c->report(c->ctx, c->name, 16 * slot, buf);
+}
+
+static int op_is(const char *op, const char *m)
+{
+	size_t n = strlen(m);
+	return !strncmp(op, m, n) && (op[n] == 0 || op[n] == '.');
+}
+
+static uint8_t sbs(st_ctrl x)
+{
+	return (uint8_t)((x.wbar < 6 ? 1u << x.wbar : 0) | (x.rbar < 6 ? 1u << x.rbar : 0));
+}
+
+static int low_bit(unsigned v)
+{
+	int k = 0;
+	while (v && !(v >> k & 1))
+		k++;
+	return k;
+}
+
+/* ---- what may not move, in the checker's own terms ---------------------------------------- */
+static bool is_fixed(const ck *c, uint32_t i)
+{
+	const st_sass_insn *x = &c->in[i];
+	if (x->lat_op < 0 || (x->flags & (ST_F_BRANCH | ST_F_BARRIER | ST_F_FENCE | ST_F_PCREL | ST_F_LEADER)))
+		return true;
+	if (x->cls == ST_CLASS_CONTROL || x->cls == ST_CLASS_SYNC || x->cls == ST_CLASS_OTHER)
+		return true;
+	if ((x->cls == ST_CLASS_TENSOR || x->cls == ST_CLASS_MEMORY) && (x->flags & ST_F_ASYNC) && !op_is(x->opcode, "LDGSTS"))
+		return true;
+	if (x->cls == ST_CLASS_MEMORY && !x->ndefs && !x->nuses) /* LDS RZ, [RZ] before LDGSTS */
+		return true;
+	if (op_is(x->opcode, "LEPC") || op_is(x->opcode, "ULEPC") || strstr(x->operands, "CLOCK") ||
+	    strstr(x->operands, "TIMER"))
+		return true;
+	return c->refslot && c->refslot[i];
+}
+
+static bool is_special(const st_sass_insn *x)
+{
+	static const char *const s[] = {"WARPGROUP", "WARPGROUPSET", "HGMMA", "IGMMA", "QGMMA", "BGMMA", "EXIT", "S2R",
+					"S2UR", "USETMAXREG", "UCGABAR_ARV", "UCGABAR_GET", "UCGABAR_SET",
+					"UCGABAR_WAIT", "UCGABARARV", "UCGABARGET", "UCGABARSET", "UCGABARWAIT"};
+	for (size_t i = 0; i < sizeof s / sizeof s[0]; i++)
+		if (op_is(x->opcode, s[i]))
+			return true;
+	return x->lat_cond != 0;
+}
+
+static bool varlat(const st_sass_insn *x)
+{
+	return (x->flags & ST_F_VARLAT) != 0;
+}
+
+/* Variable latency with a register result and no write scoreboard of its own. */
+static bool unclaimed(const st_sass_insn *x)
+{
+	if (!varlat(x) || x->ctrl.wbar != ST_SB_NONE)
+		return false;
+	bool async_copy = op_is(x->opcode, "LDGSTS");
+	for (unsigned d = 0; d < x->ndefs; d++)
+		if (x->defs[d].file != ST_RF_B && !(async_copy && x->defs[d].file == ST_RF_P))
+			return true;
+	return false;
+}
+
+static unsigned mem_bits(const st_sass_insn *x, bool write)
+{
+	if (!(x->cls == ST_CLASS_MEMORY || (x->flags & (ST_F_LOAD | ST_F_STORE | ST_F_ATOMIC))))
+		return 0;
+	if (op_is(x->opcode, "LDGSTS"))
+		return write ? 2u : 1u; /* reads global, writes shared */
+	unsigned sp = x->space == ST_SPACE_GLOBAL ? 1u : x->space == ST_SPACE_SHARED ? 2u : x->space == ST_SPACE_LOCAL ? 4u
+		      : x->space == ST_SPACE_GENERIC ? 7u : 0u;
+	if (write)
+		return (x->flags & (ST_F_STORE | ST_F_ATOMIC)) ? sp : 0;
+	return (x->flags & (ST_F_LOAD | ST_F_ATOMIC)) ? sp : 0;
+}
+
+/* ---- latency between two original instructions ---------------------------------------------- */
+static int rf_res(unsigned f)
+{
+	return f == ST_RF_R ? ST_RES_GPR : f == ST_RF_UR ? ST_RES_UGPR : f == ST_RF_P ? ST_RES_PRED : ST_RES_UPRED;
+}
+
+static bool meets(const st_sass_reg *a, const st_sass_reg *b)
+{
+	return a->file == b->file && a->index < b->index + b->count && b->index < a->index + a->count;
+}
+
+/* -1: independent; else the issue distance the tables ask for (CK_LIMIT when unknown). */
+static int pair_latency(const ck *c, const st_sass_insn *p, const st_sass_insn *q, char *what, size_t wn)
+{
+	int best = -1;
+	bool unknown = p->lat_op < 0 || q->lat_op < 0;
+	if (what)
+		what[0] = 0;
+#define NOTE(kind, r)                                                                                  \
+	do {                                                                                           \
+		if (what && !what[0]) {                                                                \
+			char nm[16];                                                                   \
+			st_sass_reg_str(nm, sizeof nm, (r)->file, (r)->index);                         \
+			snprintf(what, wn, "%s on %s (%s -> %s)", kind, nm, p->opcode, q->opcode);     \
+		}                                                                                      \
+	} while (0)
+	for (unsigned d = 0; d < p->ndefs; d++) {
+		const st_sass_reg *r = &p->defs[d];
+		for (unsigned u = 0; u < q->nuses; u++) {
+			if (!meets(r, &q->uses[u]))
+				continue;
+			int l = 0;
+			if (r->file != ST_RF_B) {
+				l = unknown ? CK_LIMIT
+					    : st_sass_latency(c->sm, p, r->slot, q, q->uses[u].slot, rf_res(r->file), ST_DEP_TRUE);
+				if (l < 0)
+					l = varlat(p) ? 0 : CK_LIMIT;
+			}
+			NOTE("RAW", &q->uses[u]);
+			best = l > best ? l : best;
+		}
+		for (unsigned e = 0; e < q->ndefs; e++) {
+			if (!meets(r, &q->defs[e]))
+				continue;
+			int l = 0;
+			if (r->file != ST_RF_B) {
+				l = unknown ? CK_LIMIT
+					    : st_sass_latency(c->sm, p, r->slot, q, q->defs[e].slot, rf_res(r->file), ST_DEP_OUTPUT);
+				l = l < 0 ? 0 : l;
+			}
+			NOTE("WAW", &q->defs[e]);
+			best = l > best ? l : best;
+		}
+	}
+	for (unsigned u = 0; u < p->nuses; u++) {
+		const st_sass_reg *r = &p->uses[u];
+		for (unsigned e = 0; e < q->ndefs; e++) {
+			if (!meets(r, &q->defs[e]))
+				continue;
+			int l = 0;
+			if (r->file != ST_RF_B) {
+				if (unknown || (varlat(p) && p->ctrl.rbar == ST_SB_NONE))
+					l = CK_LIMIT; /* read late, no read scoreboard: keep the original distance */
+				else
+					l = st_sass_latency(c->sm, p, r->slot, q, q->defs[e].slot, rf_res(r->file), ST_DEP_ANTI);
+				l = l < 0 ? 0 : l;
+			}
+			NOTE("WAR", &q->defs[e]);
+			best = l > best ? l : best;
+		}
+	}
+	if (is_special(p) || is_special(q)) {
+		static const int res[] = {ST_RES_GMMA_SB, ST_RES_GMMA_GSB, ST_RES_CGABAR, ST_RES_RPC};
+		int l = -1;
+		if (unknown)
+			l = CK_LIMIT;
+		for (size_t r = 0; !unknown && r < sizeof res / sizeof res[0]; r++) {
+			int v = st_sass_latency(c->sm, p, -1, q, -1, (st_sass_res)res[r], ST_DEP_TRUE);
+			l = v > l ? v : l;
+		}
+		for (unsigned d = 0; !unknown && q->lat_cond && d < p->ndefs; d++)
+			if (p->defs[d].file != ST_RF_B) {
+				int v = st_sass_latency(c->sm, p, p->defs[d].slot, q, -1, rf_res(p->defs[d].file), ST_DEP_TRUE);
+				l = v > l ? v : l;
+			}
+		if (l > best) {
+			best = l;
+			if (what && !what[0])
+				snprintf(what, wn, "a GMMA/RPC/CGA-barrier latency (%s -> %s)", p->opcode, q->opcode);
+		}
+	}
+#undef NOTE
+	return best > CK_LIMIT ? CK_LIMIT : best;
+}
+
+/* ---- the instruction mapping ------------------------------------------------------------------ */
+typedef struct keyed { uint64_t lo, hi; uint32_t idx; } keyed;
+
+static int cmp_keyed(const void *a, const void *b)
+{
+	const keyed *x = a, *y = b;
+	if (x->hi != y->hi)
+		return x->hi < y->hi ? -1 : 1;
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+static uint64_t le64(const uint8_t *p)
+{
+	uint64_t v = 0;
+	for (int i = 7; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+#define CTRL_HI (((((uint64_t)1) << 61) - 1) & ~((((uint64_t)1) << 41) - 1))
+/* coarse: also without the fields a move patches (branch immediates, literals) */
+static void word_key(const uint8_t *w, bool coarse, uint64_t *lo, uint64_t *hi)
+{
+	*lo = le64(w);
+	*hi = le64(w + 8) & ~CTRL_HI;
+	if (coarse) {
+		*lo &= 0xffffull;
+		*hi &= ~0x3ffffull;
+	}
+}
+
+static const keyed *find_first(const keyed *v, size_t n, uint64_t lo, uint64_t hi)
+{
+	size_t a = 0, b = n;
+	while (a < b) {
+		size_t m = (a + b) / 2;
+		if (v[m].hi < hi || (v[m].hi == hi && v[m].lo < lo))
+			a = m + 1;
+		else
+			b = m;
+	}
+	return a < n && v[a].hi == hi && v[a].lo == lo ? &v[a] : NULL;
+}
+
+/* Match every tuned word to an original instruction: exact words (control bits aside) first,
+ * words with patched offsets by their coarse key; identical words in order. */
+static st_status build_map(ck *c, const uint8_t *code, bool *ok, st_error *err)
+{
+	size_t n = c->n;
+	keyed *fine = malloc((n ? n : 1) * sizeof *fine), *coarse = malloc((n ? n : 1) * sizeof *coarse);
+	uint32_t *used = calloc(n ? n : 1, sizeof *used); /* per sorted position: taken */
+	uint32_t *usedc = calloc(n ? n : 1, sizeof *usedc);
+	size_t nf = 0, nc = 0;
+	if (!fine || !coarse || !used || !usedc) {
+		free(fine);
+		free(coarse);
+		free(used);
+		free(usedc);
+		return st_error_set(err, ST_ENOMEM, "check: out of memory");
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		bool rel = (c->in[i].flags & ST_F_PCREL) || (c->refslot && c->refslot[i]);
+		keyed *e = rel ? &coarse[nc++] : &fine[nf++];
+		word_key(c->in[i].word, rel, &e->lo, &e->hi);
+		e->idx = i;
+	}
+	qsort(fine, nf, sizeof *fine, cmp_keyed);
+	qsort(coarse, nc, sizeof *coarse, cmp_keyed);
+	*ok = true;
+	for (uint32_t j = 0; j < n; j++) {
+		uint64_t lo, hi;
+		word_key(code + 16 * j, false, &lo, &hi);
+		const keyed *e = find_first(fine, nf, lo, hi);
+		keyed *base = fine;
+		uint32_t *u = used;
+		size_t nn = nf;
+		if (!e) {
+			word_key(code + 16 * j, true, &lo, &hi);
+			e = find_first(coarse, nc, lo, hi);
+			base = coarse;
+			u = usedc;
+			nn = nc;
+		}
+		size_t at = e ? (size_t)(e - base) : nn;
+		while (at < nn && base[at].lo == lo && base[at].hi == hi && u[at])
+			at++;
+		if (at >= nn || base[at].lo != lo || base[at].hi != hi) {
+			violation(c, j, "the word at 0x%x matches no instruction of the original (or one too many)", 16 * j);
+			*ok = false;
+			break;
+		}
+		u[at] = 1;
+		c->map[j] = base[at].idx;
+		c->inv[base[at].idx] = j;
+	}
+	free(fine);
+	free(coarse);
+	free(used);
+	free(usedc);
+	return ST_OK;
+}
+
+/* ---- the checks ----------------------------------------------------------------------------------- */
+static void check_codes_and_refs(ck *c, const st_cubin *orig, size_t ko, const st_cubin *tuned, size_t kt)
+{
+	for (uint32_t j = 0; j < c->n; j++) {
+		st_error e = {0};
+		uint32_t i = c->map[j];
+		st_ctrl t = c->ct[j], o = c->in[i].ctrl;
+		if (st_ctrl_check(t, &e))
+			violation(c, j, "%s: %s", c->in[i].opcode, e.msg);
+		if (t.wbar != o.wbar || t.rbar != o.rbar)
+			violation(c, j, "%s: scoreboards changed (W%u R%u -> W%u R%u)", c->in[i].opcode, o.wbar, o.rbar, t.wbar,
+				  t.rbar);
+		if (sbs(o) && t.stall < o.stall)
+			violation(c, j, "%s: stall lowered %u -> %u on an instruction that sets SB%d (such edits ran wrong on the H200)",
+				  c->in[i].opcode, o.stall, t.stall, low_bit(sbs(o)));
+		int reuse_mode_o = o.yield && o.stall >= 1 && o.stall <= 11;
+		int reuse_mode_t = t.yield && t.stall >= 1 && t.stall <= 11;
+		if (!reuse_mode_o && !reuse_mode_t && o.reuse != t.reuse)
+			violation(c, j, "%s: batch bits changed (%u -> %u)", c->in[i].opcode, o.reuse, t.reuse);
+	}
+	/* branch targets and other code references still name the same instructions */
+	size_t nro = st_cubin_ref_count(orig, ko), nrt = st_cubin_ref_count(tuned, kt);
+	if (nro != nrt) {
+		violation(c, 0, "%zu code references in the original, %zu in the rewrite", nro, nrt);
+		return;
+	}
+	for (size_t r = 0; r < nro; r++) {
+		const st_code_ref *a = st_cubin_ref(orig, ko, r);
+		if (a->kind != ST_REF_BRANCH || a->slot < 0 || (size_t)a->slot >= c->n || a->target / 16 >= c->n)
+			continue;
+		uint32_t want_slot = c->inv[a->slot], want_target = 16 * c->inv[a->target / 16];
+		bool found = false;
+		for (size_t q = 0; q < nrt && !found; q++) {
+			const st_code_ref *b = st_cubin_ref(tuned, kt, q);
+			found = b->kind == ST_REF_BRANCH && b->slot == (long)want_slot && b->target == want_target;
+		}
+		if (!found)
+			violation(c, want_slot, "%s no longer targets the instruction it named (0x%x in the original)",
+				  a->what, a->target);
+	}
+}
+
+static void check_places(ck *c)
+{
+	for (uint32_t j = 0; j < c->n; j++) {
+		uint32_t i = c->map[j];
+		if (c->fixed[i] && j != i)
+			violation(c, j, "%s moved from 0x%x: it is a fixed point (control flow, barrier, fence, block entry, code reference)",
+				  c->in[i].opcode, 16 * i);
+		else if (c->in[i].block != c->in[j].block)
+			violation(c, j, "%s crossed a block boundary (from 0x%x)", c->in[i].opcode, 16 * i);
+		else if (c->seg[i] != c->seg[j])
+			violation(c, j, "%s crossed a fixed point (from 0x%x)", c->in[i].opcode, 16 * i);
+	}
+}
+
+/* Orders that must hold inside a segment: registers, memory, queues. */
+static void check_orders(ck *c)
+{
+	size_t n = c->n;
+	for (size_t a = 0; a < n;) {
+		size_t b = a;
+		while (b < n && c->seg[b] == c->seg[a])
+			b++;
+		/* [a, b) is one segment (original slots) */
+		for (size_t p = a; p < b; p++) {
+			if (c->fixed[p])
+				continue;
+			const st_sass_insn *x = &c->in[p];
+			unsigned xr = mem_bits(x, false), xw = mem_bits(x, true);
+			for (size_t q = p + 1; q < b; q++) {
+				if (c->inv[q] > c->inv[p])
+					continue; /* order kept */
+				const st_sass_insn *y = &c->in[q];
+				char what[160];
+				if (pair_latency(c, x, y, what, sizeof what) >= 0) {
+					violation(c, c->inv[q], "%s is now before %s: breaks %s", y->opcode, x->opcode, what);
+					continue;
+				}
+				unsigned yr = mem_bits(y, false), yw = mem_bits(y, true);
+				bool both_async = op_is(x->opcode, "LDGSTS") && op_is(y->opcode, "LDGSTS");
+				if (((xw & (yr | yw)) | (xr & yw)) && !both_async) {
+					violation(c, c->inv[q], "%s is now before %s: breaks memory order", y->opcode, x->opcode);
+					continue;
+				}
+				if (varlat(x) && varlat(y)) {
+					if (unclaimed(x) || unclaimed(y))
+						violation(c, c->inv[q], "%s is now before %s: breaks in-queue completion order (%s has no write scoreboard)",
+							  y->opcode, x->opcode, unclaimed(x) ? x->opcode : y->opcode);
+					else if (sbs(x->ctrl) & sbs(y->ctrl) & c->counted)
+						violation(c, c->inv[q], "%s is now before %s: both set SB%d, which a DEPBAR.LE counts",
+							  y->opcode, x->opcode, low_bit(sbs(x->ctrl) & sbs(y->ctrl) & c->counted));
+				}
+			}
+		}
+		a = b;
+	}
+}
+
+/* Walk forward from a producer's tuned slot through the CFG, visiting every instruction reached
+ * within CK_LIMIT tuned cycles with its tuned distance and the original distance along the same
+ * path (-1: the pair was in the other order originally). */
+typedef struct walkctx {
+	ck *c;
+	uint32_t p; /* tuned slot of the producer */
+	int32_t *btotal;
+} walkctx;
+
+static void visit(walkctx *w, uint32_t q, int dt, int od)
+{
+	ck *c = w->c;
+	uint32_t P = c->map[w->p], Q = c->map[q];
+	const st_sass_insn *p = &c->in[P], *y = &c->in[Q];
+	char what[160];
+	int l = pair_latency(c, p, y, what, sizeof what);
+	if (l > 0) {
+		int req = od >= 0 && od < l ? od : l;
+		if (dt < req)
+			violation(c, q, "%s: %d cycles apart, needs %d (table %d, original %d)", what, dt, req, l, od);
+	}
+	uint8_t hit = sbs(c->ct[w->p]) & (uint8_t)(c->ct[q].wait | c->depbar[Q]);
+	if (hit) {
+		int req = od >= 0 && od < 2 ? od : 2;
+		if (dt < req)
+			violation(c, q, "set-to-wait on SB%d (%s -> %s): %d cycles, needs %d", low_bit(hit), p->opcode, y->opcode, dt,
+				  req);
+	}
+}
+
+/* base: original cycles from the producer to the start of block b (ignored for its own block) */
+static void walk_block(walkctx *w, uint32_t b, int dt, int base, int depth)
+{
+	ck *c = w->c;
+	uint32_t P = c->map[w->p];
+	bool own = depth == 0;
+	uint32_t q = own ? w->p + 1 : c->bfirst[b];
+	if (own)
+		dt = c->ct[w->p].stall;
+	for (; q <= c->blast[b] && dt < CK_LIMIT; q++) {
+		uint32_t Q = c->map[q];
+		int od = own ? (Q > P ? c->ot[Q] - c->ot[P] : -1) : base + c->ot[Q];
+		visit(w, q, dt, od);
+		dt += c->ct[q].stall;
+	}
+	if (dt >= CK_LIMIT || depth >= CK_MAX_BLOCKS)
+		return;
+	int next = own ? w->btotal[b] - c->ot[P] : base + w->btotal[b];
+	for (int s = 0; s < 2; s++)
+		if (c->bsucc[b][s] >= 0)
+			walk_block(w, (uint32_t)c->bsucc[b][s], dt, next, depth + 1);
+}
+
+static void check_latencies(ck *c)
+{
+	int32_t *bt = calloc(c->nb ? c->nb : 1, sizeof *bt);
+	if (!bt) {
+		violation(c, 0, "check: out of memory for the latency walk");
+		return;
+	}
+	for (size_t b = 0; b < c->nb; b++)
+		for (uint32_t i = c->bfirst[b]; i <= c->blast[b]; i++)
+			bt[b] += c->in[i].ctrl.stall;
+	for (uint32_t p = 0; p < c->n; p++) {
+		walkctx w = {c, p, bt};
+		walk_block(&w, c->in[p].block, 0, 0, 0);
+	}
+	free(bt);
+}
+
+/* Does a wait between tuned slots (from, to] cover SB k for a producer at `from`?  For a
+ * DEPBAR.LE SBk, N, at least N later setters of k must lie between. */
+static bool waits_between(const ck *c, uint32_t from, uint32_t to, int k, uint32_t *at)
+{
+	int setters = 0;
+	for (uint32_t q = from + 1; q <= to && q < c->n; q++) {
+		uint32_t Q = c->map[q];
+		if ((c->ct[q].wait >> k & 1) || ((c->depbar[Q] >> k & 1) && setters >= c->depcnt[Q])) {
+			*at = q;
+			return true;
+		}
+		if (sbs(c->ct[q]) >> k & 1)
+			setters++;
+	}
+	return false;
+}
+
+/* The same question on the original order and fields. */
+static bool waits_between_orig(const ck *c, uint32_t from, uint32_t to, int k, uint32_t *at)
+{
+	int setters = 0;
+	for (uint32_t q = from + 1; q <= to && q < c->n; q++) {
+		if ((c->in[q].ctrl.wait >> k & 1) || ((c->depbar[q] >> k & 1) && setters >= c->depcnt[q])) {
+			*at = q;
+			return true;
+		}
+		if (sbs(c->in[q].ctrl) >> k & 1)
+			setters++;
+	}
+	return false;
+}
+
+/* How the original protects hazard P -> C (original indices, same block): the setter and SB. */
+static bool protection(const ck *c, uint32_t P, uint32_t C, bool war, uint32_t *setter, int *sb)
+{
+	const st_sass_insn *p = &c->in[P];
+	int own[2] = {-1, -1};
+	if (war && p->ctrl.rbar != ST_SB_NONE)
+		own[0] = p->ctrl.rbar;
+	if (p->ctrl.wbar != ST_SB_NONE)
+		own[own[0] < 0 ? 0 : 1] = p->ctrl.wbar;
+	uint32_t best = UINT32_MAX, at;
+	for (int t = 0; t < 2; t++)
+		if (own[t] >= 0 && waits_between_orig(c, P, C, own[t], &at) && at < best) {
+			best = at;
+			*sb = own[t];
+			*setter = P;
+		}
+	if (best != UINT32_MAX)
+		return true;
+	if (own[0] >= 0)
+		return false;
+	/* unclaimed: a later variable-latency producer's SB, waited on before C */
+	for (uint32_t q = P + 1; q < C; q++) {
+		const st_sass_insn *y = &c->in[q];
+		if (!varlat(y) || y->ctrl.wbar == ST_SB_NONE)
+			continue;
+		if (waits_between_orig(c, q, C, y->ctrl.wbar, &at) && at < best) {
+			best = at;
+			*sb = y->ctrl.wbar;
+			*setter = q;
+		}
+	}
+	return best != UINT32_MAX;
+}
+
+static void check_coverage(ck *c)
+{
+	for (uint32_t P = 0; P < c->n; P++) {
+		const st_sass_insn *p = &c->in[P];
+		if (!varlat(p))
+			continue;
+		unsigned found = 0;
+		for (uint32_t C = P + 1; C < c->n; C++) {
+			if (c->in[C].block != p->block || found >= CK_CONSUMERS)
+				break;
+			const st_sass_insn *y = &c->in[C];
+			bool raw = false, war = false;
+			for (unsigned d = 0; d < p->ndefs; d++) {
+				if (p->defs[d].file == ST_RF_B)
+					continue;
+				for (unsigned u = 0; u < y->nuses; u++)
+					raw = raw || meets(&p->defs[d], &y->uses[u]);
+				for (unsigned e = 0; e < y->ndefs; e++)
+					raw = raw || meets(&p->defs[d], &y->defs[e]);
+			}
+			for (unsigned u = 0; u < p->nuses; u++)
+				for (unsigned e = 0; e < y->ndefs; e++)
+					war = war || (p->uses[u].file != ST_RF_B && meets(&p->uses[u], &y->defs[e]));
+			if (!raw && !war)
+				continue;
+			found++;
+			uint32_t setter;
+			int k;
+			if (!protection(c, P, C, war && !raw, &setter, &k))
+				continue; /* the original relies on something else (timing, another block): not judged */
+			uint32_t tp = c->inv[P], ts = c->inv[setter], tc = c->inv[C], at;
+			if (tc < tp)
+				continue; /* reported as an order violation */
+			if (!(sbs(c->ct[ts]) >> k & 1))
+				violation(c, ts, "%s no longer sets SB%d, which protects %s at 0x%x", c->in[setter].opcode, k, y->opcode,
+					  16 * tc);
+			else if (ts < tp || ts > tc)
+				violation(c, tc, "%s (0x%x) no longer lies between %s and %s: the wait on SB%d does not cover it",
+					  c->in[setter].opcode, 16 * ts, p->opcode, y->opcode, k);
+			else if (!waits_between(c, ts, tc, k, &at))
+				violation(c, tc, "%s reads or writes what %s (0x%x) produces without a wait on SB%d before it",
+					  y->opcode, p->opcode, 16 * tp, k);
+		}
+	}
+}
+
+static void check_reuse(ck *c)
+{
+	for (uint32_t j = 0; j < c->n; j++) {
+		st_ctrl t = c->ct[j];
+		if (!t.reuse || !(t.yield && t.stall >= 1 && t.stall <= 11))
+			continue;
+		uint32_t i = c->map[j];
+		for (unsigned f = 0; f < 3; f++) {
+			if (!(t.reuse >> f & 1))
+				continue;
+			bool same_next = i + 1 < c->n && j + 1 < c->n && c->map[j + 1] == i + 1;
+			const st_sass_insn *o = &c->in[i];
+			bool orig = o->ctrl.yield && o->ctrl.stall >= 1 && o->ctrl.stall <= 11 && (o->ctrl.reuse >> f & 1);
+			if (orig && same_next)
+				continue;
+			bool ok = false;
+			if (j + 1 < c->n && c->in[c->map[j + 1]].block == o->block) {
+				const st_sass_insn *y = &c->in[c->map[j + 1]];
+				const st_sass_reg *a = NULL, *b = NULL;
+				int na = 0, nb = 0;
+				for (unsigned u = 0; u < o->nuses; u++)
+					if (o->uses[u].slot == ST_SLOT_A + (int)f)
+						a = &o->uses[u], na++;
+				for (unsigned u = 0; u < y->nuses; u++)
+					if (y->uses[u].slot == ST_SLOT_A + (int)f)
+						b = &y->uses[u], nb++;
+				ok = na == 1 && nb == 1 && a->file == ST_RF_R && b->file == ST_RF_R && a->index == b->index &&
+				     a->count == b->count && !strchr(o->operands, '[') && !strchr(y->operands, '[') &&
+				     o->cls == ST_CLASS_ALU && y->cls == ST_CLASS_ALU && !varlat(o) && !varlat(y);
+				for (unsigned d = 0; ok && d < o->ndefs; d++)
+					ok = !meets(&o->defs[d], a);
+			}
+			if (!ok)
+				violation(c, j, "%s: reuse flag %c is not valid here (the next instruction does not read that register in that slot)",
+					  o->opcode, 'a' + f);
+		}
+	}
+}
+
+/* ---- driver --------------------------------------------------------------------------------------- */
+static void ck_free(ck *c)
+{
+	free(c->map);
+	free(c->inv);
+	free(c->ct);
+	free(c->ot);
+	free(c->bfirst);
+	free(c->blast);
+	free(c->bsucc);
+	free(c->fixed);
+	free(c->refslot);
+	free(c->seg);
+	free(c->depbar);
+	free(c->depcnt);
+}
+
+st_status st_check_kernel(const st_cubin *orig, const st_cubin *tuned, const char *name, const st_sass_opts *o,
+			  st_check_report_fn report, void *ctx, size_t *violations, st_error *err)
+{
+	if (violations)
+		*violations = 0;
+	size_t ko = st_cubin_find_kernel(orig, name), kt = st_cubin_find_kernel(tuned, name);
+	if (ko == ST_CUBIN_NONE || kt == ST_CUBIN_NONE)
+		return st_error_set(err, ST_ENOTFOUND, "check: no kernel named '%s' in %s", name,
+				    ko == ST_CUBIN_NONE ? st_cubin_name(orig) : st_cubin_name(tuned));
+	size_t tsize;
+	const uint8_t *tcode = st_cubin_code(tuned, kt, &tsize);
+	st_sass_kernel *k = NULL;
+	st_status rc = st_sass_decode(orig, name, o, &k, err);
+	if (rc)
+		return rc;
+	ck c = {0};
+	c.k = k;
+	c.in = st_sass_insns(k);
+	c.n = st_sass_count(k);
+	c.sm = st_sass_sm(k);
+	c.name = st_sass_name(k);
+	c.report = report;
+	c.ctx = ctx;
+	if (tsize != 16 * c.n) {
+		st_error_set(err, ST_EILLEGAL, "check: %s has %zu instructions in the original and %zu in %s", name, c.n,
+			     tsize / 16, st_cubin_name(tuned));
+		if (report)
+			report(ctx, name, 0, err->msg);
+		if (violations)
+			*violations = 1;
+		st_sass_free(k);
+		return ST_EILLEGAL;
+	}
+	size_t n1 = c.n ? c.n : 1;
+	c.nb = st_sass_block_count(k);
+	c.map = calloc(n1, sizeof *c.map);
+	c.inv = calloc(n1, sizeof *c.inv);
+	c.ct = calloc(n1, sizeof *c.ct);
+	c.ot = calloc(n1, sizeof *c.ot);
+	c.fixed = calloc(n1, sizeof *c.fixed);
+	c.refslot = calloc(n1, sizeof *c.refslot);
+	c.seg = calloc(n1, sizeof *c.seg);
+	c.depbar = calloc(n1, sizeof *c.depbar);
+	c.depcnt = calloc(n1, sizeof *c.depcnt);
+	c.bfirst = calloc(c.nb ? c.nb : 1, sizeof *c.bfirst);
+	c.blast = calloc(c.nb ? c.nb : 1, sizeof *c.blast);
+	c.bsucc = calloc(c.nb ? c.nb : 1, sizeof *c.bsucc);
+	if (!c.map || !c.inv || !c.ct || !c.ot || !c.fixed || !c.refslot || !c.seg || !c.depbar || !c.depcnt ||
+	    !c.bfirst || !c.blast || !c.bsucc) {
+		ck_free(&c);
+		st_sass_free(k);
+		return st_error_set(err, ST_ENOMEM, "check: out of memory");
+	}
+	for (size_t r = 0; r < st_cubin_ref_count(orig, ko); r++) {
+		const st_code_ref *ref = st_cubin_ref(orig, ko, r);
+		if (ref->slot >= 0 && (size_t)ref->slot < c.n)
+			c.refslot[ref->slot] = true;
+	}
+	for (size_t b = 0; b < c.nb; b++) {
+		uint32_t first, count;
+		st_sass_block(k, b, &first, &count, c.bsucc[b]);
+		c.bfirst[b] = first;
+		c.blast[b] = first + count - 1;
+		int32_t t = 0;
+		for (uint32_t i = first; i < first + count; i++) {
+			c.ot[i] = t;
+			t += c.in[i].ctrl.stall;
+		}
+	}
+	uint32_t seg = 0;
+	for (uint32_t i = 0; i < c.n; i++) {
+		const st_sass_insn *x = &c.in[i];
+		c.fixed[i] = is_fixed(&c, i);
+		if (c.fixed[i] || (i && x->block != c.in[i - 1].block))
+			seg++;
+		c.seg[i] = seg;
+		if (c.fixed[i])
+			seg++; /* a fixed point is a segment of its own */
+		if (op_is(x->opcode, "DEPBAR")) {
+			const char *s = x->operands, *sb = strstr(s, "SB");
+			if (strstr(x->opcode, ".ALL") || strstr(s, "UR")) {
+				c.depbar[i] = 0x3f;
+				c.counted |= strstr(s, "UR") ? 0x3f : 0;
+			}
+			if (sb && sb[2] >= '0' && sb[2] <= '5') {
+				int kk = sb[2] - '0';
+				const char *comma = strchr(sb, ',');
+				c.depbar[i] |= (uint8_t)(1u << kk);
+				c.depcnt[i] = comma ? (int)strtol(comma + 1, NULL, 0) : 0;
+				if (c.depcnt[i] > 0)
+					c.counted |= (uint8_t)(1u << kk);
+			}
+			const char *br = strchr(s, '{');
+			for (const char *q = br ? br + 1 : NULL; q && *q && *q != '}'; q++)
+				if (*q >= '0' && *q <= '5')
+					c.depbar[i] |= (uint8_t)(1u << (*q - '0'));
+		}
+	}
+	bool mapped = false;
+	rc = build_map(&c, tcode, &mapped, err);
+	if (!rc && mapped) {
+		for (uint32_t j = 0; j < c.n; j++)
+			c.ct[j] = st_ctrl_decode(tcode + 16 * j);
+		check_codes_and_refs(&c, orig, ko, tuned, kt);
+		check_places(&c);
+		check_orders(&c);
+		check_latencies(&c);
+		check_coverage(&c);
+		check_reuse(&c);
+	}
+	if (violations)
+		*violations = c.bad;
+	if (!rc && c.bad)
+		rc = st_error_set(err, ST_EILLEGAL, "%s: %zu constraint%s broken", name, c.bad, c.bad == 1 ? "" : "s");
+	ck_free(&c);
+	st_sass_free(k);
+	return rc;
+}

@@ -1,0 +1,100 @@
+/* Internal pieces of the sched module's move generator (model.c, state.c, moves.c, env.c).
+ * The independent checker (check.c) does not use any of this. */
+#ifndef ST_SCHED_INTERNAL_H
+#define ST_SCHED_INTERNAL_H
+
+#include "sasstune/sched.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Cycles: no constraint the model knows is longer (latency tables top out at 28; set-to-wait is 2;
+ * an instruction the tables do not know is assumed to need this much). */
+#define SC_LIMIT 30
+/* Instructions: every walk stops here; a walk that needs more is refused (conservative). */
+#define SC_WINDOW 64
+#define SC_KINDS 4 /* move kinds enumerated per slot: SWAP, STALL, YIELD, REUSE (3 flags share one slot kind) */
+
+/* Static facts about one original instruction. */
+enum {
+	SC_FIXED = 1 << 0,       /* never moves: control flow, barriers, fences, leaders, references, unknown */
+	SC_PROTO = 1 << 1,       /* in the prototype's movable set (global/shared loads, stores, async copies) */
+	SC_VARLAT = 1 << 2,      /* completes through scoreboards */
+	SC_NEEDS_CLAIM = 1 << 3, /* variable latency with a result: may pass another one only with its own SB */
+	SC_SPECIAL = 1 << 4,     /* reads or writes a non-register latency resource (GMMA, RPC, CGA barrier) */
+	SC_UNKNOWN = 1 << 5,     /* the latency tables do not know it */
+	SC_ALU = 1 << 6,         /* fixed-latency math: its stall may be lowered, reuse flags may be set */
+	SC_ASYNC_COPY = 1 << 7,  /* LDGSTS: completion counted by LDGDEPBAR groups */
+	SC_NO_YIELD = 1 << 8,    /* its yield bit is not to be flipped */
+};
+enum { SC_SP_G = 1, SC_SP_S = 2, SC_SP_L = 4 }; /* memory spaces touched */
+
+typedef struct sc_info {
+	uint16_t flags;
+	uint8_t mem_r, mem_w;  /* SC_SP_* read / written */
+	uint8_t depbar;        /* SBs a DEPBAR waits on (bit k = SB k) */
+	uint8_t lout, lin;     /* longest fixed latency from / to an instruction of another block, cycles */
+	int32_t orig_t;        /* issue cycle from its block's start, in the original order */
+	int32_t orig_end;      /* cycles from its issue to its block's end (own stall included), original */
+	uint32_t block;
+} sc_info;
+
+/* Latency between two instructions (max over every shared register and resource). */
+#define SC_LAT_NONE (-1)
+
+typedef struct sc_memo sc_memo; /* latency lookups, by signature */
+
+/* The static model of one kernel. */
+typedef struct sc_model {
+	const st_sass_kernel *k;
+	const st_sass_insn *in;
+	size_t n;
+	int sm;
+	unsigned flags;  /* ST_SCHED_* */
+	sc_info *si;
+	uint32_t *bfirst, *blast; /* per block: first and last slot */
+	uint8_t *loop;            /* per block: how many loops (back edges) enclose it */
+	uint8_t counted_sbs;      /* SBs some DEPBAR.LE counts (count > 0) */
+	sc_memo *memo;
+} sc_model;
+
+st_status sc_model_build(sc_model *m, const st_sass_kernel *k, const st_cubin *c, unsigned flags, st_error *err);
+void sc_model_free(sc_model *m);
+/* Fixed latency producer p -> consumer c (original indices), SC_LAT_NONE when independent.
+ * what (may be NULL) gets the dependence kind and register for messages. */
+int sc_latency(sc_model *m, uint32_t p, uint32_t c, char *what, size_t n);
+/* Whether p and c (original indices) must keep their order; why gets a message. */
+bool sc_ordered(sc_model *m, uint32_t p, uint32_t c, char *why, size_t n);
+
+/* The state. */
+typedef struct sc_change { uint32_t idx, slot; st_ctrl old, now; } sc_change;
+typedef struct sc_undo {
+	st_move m;
+	uint8_t nchg;
+	sc_change chg[4];
+} sc_undo;
+
+struct st_sched {
+	sc_model m;
+	uint32_t *at, *pos; /* at[slot] = original index; pos[index] = slot */
+	st_ctrl *ctrl;      /* current control fields per original index */
+	sc_undo *undo;
+	size_t nundo, capundo;
+	/* legal-move cache: bit (slot * SC_KINDS + kind) plus its read extent */
+	uint8_t *legal;   /* per slot: bit per kind; REUSE uses bits 3..5 for a/b/c */
+	uint32_t *rlo, *rhi; /* per slot: positions the cached results read */
+	int32_t *fen;     /* Fenwick tree over per-slot legal counts */
+	size_t nlegal;
+	uint32_t last_swap; /* slot of the latest swap applied, UINT32_MAX none (for features) */
+};
+
+/* Legality of a move in the current state.  On success *fix (may be NULL) gets the control edits a
+ * swap needs; rd gets the slot range read. */
+typedef struct sc_fix { uint8_t n; sc_change chg[4]; } sc_fix;
+st_status sc_check(const st_sched *s, st_move m, sc_fix *fix, uint32_t *rlo, uint32_t *rhi, st_error *err);
+/* Recompute cached legality for slots whose read range meets [lo, hi]. */
+void sc_refresh(st_sched *s, uint32_t lo, uint32_t hi);
+void sc_refresh_all(st_sched *s);
+
+#endif

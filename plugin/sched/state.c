@@ -1,0 +1,408 @@
+/* The st_sched state: current order and control fields, the applied moves (for undo and for
+ * schedules), and the cache of legal moves, refreshed locally after each change. */
+#include "sched_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- Fenwick tree over per-slot legal-move counts ------------------------------------------- */
+static void fen_add(st_sched *s, size_t i, int v)
+{
+	for (size_t x = i + 1; x <= s->m.n; x += x & (~x + 1))
+		s->fen[x - 1] += v;
+}
+
+/* Smallest slot whose prefix count exceeds k. */
+static size_t fen_find(const st_sched *s, size_t k)
+{
+	size_t pos = 0, step = 1;
+	while (step * 2 <= s->m.n)
+		step *= 2;
+	for (; step; step /= 2)
+		if (pos + step <= s->m.n && (size_t)s->fen[pos + step - 1] <= k) {
+			pos += step;
+			k -= (size_t)s->fen[pos - 1];
+		}
+	return pos; /* 0-based slot */
+}
+
+static int popcount8(unsigned v)
+{
+	int c = 0;
+	for (; v; v &= v - 1)
+		c++;
+	return c;
+}
+
+/* Bits of s->legal[slot]: 0 swap, 1 stall, 2 yield, 3..5 reuse a..c. */
+static void recompute(st_sched *s, uint32_t slot)
+{
+	uint8_t bits = 0;
+	uint32_t lo = slot, hi = slot, l, h;
+	st_move mv = {ST_MOVE_SWAP, 0, slot, {0}};
+	if (sc_check(s, mv, NULL, &l, &h, NULL) == ST_OK)
+		bits |= 1;
+	lo = l < lo ? l : lo;
+	hi = h > hi ? h : hi;
+	if (!(s->m.flags & ST_SCHED_NO_CTRL)) {
+		mv.kind = ST_MOVE_STALL;
+		if (sc_check(s, mv, NULL, &l, &h, NULL) == ST_OK)
+			bits |= 2;
+		lo = l < lo ? l : lo;
+		hi = h > hi ? h : hi;
+		mv.kind = ST_MOVE_YIELD;
+		if (sc_check(s, mv, NULL, &l, &h, NULL) == ST_OK)
+			bits |= 4;
+		lo = l < lo ? l : lo;
+		hi = h > hi ? h : hi;
+		mv.kind = ST_MOVE_REUSE;
+		for (uint8_t f = 0; f < 3; f++) {
+			mv.arg = f;
+			if (sc_check(s, mv, NULL, &l, &h, NULL) == ST_OK)
+				bits |= (uint8_t)(8u << f);
+			lo = l < lo ? l : lo;
+			hi = h > hi ? h : hi;
+		}
+	}
+	int delta = popcount8(bits) - popcount8(s->legal[slot]);
+	if (delta) {
+		fen_add(s, slot, delta);
+		s->nlegal = (size_t)((long)s->nlegal + delta);
+	}
+	s->legal[slot] = bits;
+	s->rlo[slot] = lo;
+	s->rhi[slot] = hi;
+}
+
+void sc_refresh(st_sched *s, uint32_t lo, uint32_t hi)
+{
+	size_t n = s->m.n;
+	size_t a = lo > SC_WINDOW + 4 ? lo - SC_WINDOW - 4 : 0;
+	size_t b = (size_t)hi + SC_WINDOW + 4 < n ? (size_t)hi + SC_WINDOW + 4 : n - 1;
+	for (size_t p = a; p <= b && n; p++)
+		if ((p >= lo && p <= hi) || (s->rhi[p] >= lo && s->rlo[p] <= hi))
+			recompute(s, (uint32_t)p);
+}
+
+void sc_refresh_all(st_sched *s)
+{
+	for (size_t p = 0; p < s->m.n; p++)
+		recompute(s, (uint32_t)p);
+}
+
+/* ---- life cycle ------------------------------------------------------------------------------- */
+void st_sched_free(st_sched *s)
+{
+	if (!s)
+		return;
+	sc_model_free(&s->m);
+	free(s->at);
+	free(s->pos);
+	free(s->ctrl);
+	free(s->undo);
+	free(s->legal);
+	free(s->rlo);
+	free(s->rhi);
+	free(s->fen);
+	free(s);
+}
+
+st_status st_sched_new(const st_sass_kernel *k, const st_cubin *c, unsigned flags, st_sched **out, st_error *err)
+{
+	*out = NULL;
+	if (!k)
+		return st_error_set(err, ST_EINVAL, "sched: no kernel");
+	int sm = st_sass_sm(k);
+	if (sm != 80 && sm != 86 && sm != 87 && sm != 89 && sm != 90)
+		return st_error_set(err, ST_EUNSUPPORTED, "sched: kernel %s is sm_%d; the latency model covers sm_80/86/89/90",
+				    st_sass_name(k), sm);
+	st_sched *s = calloc(1, sizeof *s);
+	if (!s)
+		return st_error_set(err, ST_ENOMEM, "sched: out of memory");
+	st_status rc = sc_model_build(&s->m, k, c, flags, err);
+	if (rc) {
+		free(s);
+		return rc;
+	}
+	size_t n = s->m.n, n1 = n ? n : 1;
+	s->at = malloc(n1 * sizeof *s->at);
+	s->pos = malloc(n1 * sizeof *s->pos);
+	s->ctrl = malloc(n1 * sizeof *s->ctrl);
+	s->legal = calloc(n1, 1);
+	s->rlo = calloc(n1, sizeof *s->rlo);
+	s->rhi = calloc(n1, sizeof *s->rhi);
+	s->fen = calloc(n1, sizeof *s->fen);
+	if (!s->at || !s->pos || !s->ctrl || !s->legal || !s->rlo || !s->rhi || !s->fen) {
+		st_sched_free(s);
+		return st_error_set(err, ST_ENOMEM, "sched: out of memory");
+	}
+	for (size_t i = 0; i < n; i++) {
+		s->at[i] = s->pos[i] = (uint32_t)i;
+		s->ctrl[i] = s->m.in[i].ctrl;
+	}
+	s->last_swap = UINT32_MAX;
+	sc_refresh_all(s);
+	*out = s;
+	return ST_OK;
+}
+
+/* ---- queries ----------------------------------------------------------------------------------- */
+size_t st_sched_count(const st_sched *s) { return s->m.n; }
+uint32_t st_sched_at(const st_sched *s, size_t slot) { return slot < s->m.n ? s->at[slot] : UINT32_MAX; }
+const st_sass_kernel *st_sched_kernel(const st_sched *s) { return s->m.k; }
+size_t st_sched_depth(const st_sched *s) { return s->nundo; }
+size_t st_sched_move_count(const st_sched *s) { return s->nlegal; }
+
+st_ctrl st_sched_ctrl(const st_sched *s, size_t slot)
+{
+	st_ctrl z = {0};
+	return slot < s->m.n ? s->ctrl[s->at[slot]] : z;
+}
+
+st_move st_sched_move(const st_sched *s, size_t i)
+{
+	st_move mv = {0};
+	if (i >= s->nlegal)
+		return mv;
+	size_t slot = fen_find(s, i);
+	/* i minus the moves of the slots before */
+	size_t before = 0;
+	for (size_t x = slot; x > 0; x -= x & (~x + 1))
+		before += (size_t)s->fen[x - 1];
+	size_t k = i - before;
+	uint8_t bits = s->legal[slot];
+	unsigned b = 0;
+	for (;; b++)
+		if (bits >> b & 1) {
+			if (!k)
+				break;
+			k--;
+		}
+	mv.slot = (uint32_t)slot;
+	mv.kind = b == 0 ? ST_MOVE_SWAP : b == 1 ? ST_MOVE_STALL : b == 2 ? ST_MOVE_YIELD : ST_MOVE_REUSE;
+	mv.arg = (uint8_t)(b >= 3 ? b - 3 : 0);
+	return mv;
+}
+
+st_status st_sched_check(const st_sched *s, st_move m, st_error *err)
+{
+	return sc_check(s, m, NULL, NULL, NULL, err);
+}
+
+int st_sched_describe(const st_sched *s, st_move m, char *buf, size_t n)
+{
+	if (m.slot >= s->m.n)
+		return snprintf(buf, n, "move at slot %u (out of range)", m.slot);
+	const st_sass_insn *a = &s->m.in[s->at[m.slot]];
+	switch (m.kind) {
+	case ST_MOVE_SWAP:
+		if ((size_t)m.slot + 1 >= s->m.n)
+			return snprintf(buf, n, "swap 0x%x/-", 16 * m.slot);
+		return snprintf(buf, n, "swap 0x%x/0x%x (%s <-> %s)", 16 * m.slot, 16 * (m.slot + 1), a->opcode,
+				s->m.in[s->at[m.slot + 1]].opcode);
+	case ST_MOVE_STALL:
+		return snprintf(buf, n, "stall 0x%x %u->%u (%s)", 16 * m.slot, s->ctrl[s->at[m.slot]].stall,
+				s->ctrl[s->at[m.slot]].stall - 1u, a->opcode);
+	case ST_MOVE_YIELD:
+		return snprintf(buf, n, "yield 0x%x %u->%u (%s)", 16 * m.slot, s->ctrl[s->at[m.slot]].yield,
+				s->ctrl[s->at[m.slot]].yield ^ 1u, a->opcode);
+	case ST_MOVE_REUSE:
+		return snprintf(buf, n, "reuse 0x%x %c (%s)", 16 * m.slot, 'a' + (m.arg < 3 ? m.arg : 0), a->opcode);
+	default:
+		return snprintf(buf, n, "ctrl 0x%x stall %u yield %u W%u R%u wait 0x%x reuse %u (%s)", 16 * m.slot,
+				m.ctrl.stall, m.ctrl.yield, m.ctrl.wbar, m.ctrl.rbar, m.ctrl.wait, m.ctrl.reuse, a->opcode);
+	}
+}
+
+/* ---- apply / undo ------------------------------------------------------------------------------- */
+static void swap_slots(st_sched *s, uint32_t i)
+{
+	uint32_t a = s->at[i], b = s->at[i + 1];
+	s->at[i] = b;
+	s->at[i + 1] = a;
+	s->pos[a] = i + 1;
+	s->pos[b] = i;
+}
+
+st_status st_sched_apply(st_sched *s, st_move m, st_error *err)
+{
+	sc_fix fix;
+	st_status rc = sc_check(s, m, &fix, NULL, NULL, err);
+	if (rc)
+		return rc;
+	if (s->nundo == s->capundo) {
+		size_t cap = s->capundo ? 2 * s->capundo : 64;
+		sc_undo *u = realloc(s->undo, cap * sizeof *u);
+		if (!u)
+			return st_error_set(err, ST_ENOMEM, "sched: out of memory");
+		s->undo = u;
+		s->capundo = cap;
+	}
+	sc_undo *u = &s->undo[s->nundo++];
+	memset(u, 0, sizeof *u);
+	u->m = m;
+	uint32_t lo = m.slot, hi = m.slot;
+	if (m.kind == ST_MOVE_SWAP) {
+		swap_slots(s, m.slot);
+		hi = m.slot + 1;
+		s->last_swap = m.slot;
+	}
+	u->nchg = fix.n;
+	for (unsigned t = 0; t < fix.n; t++) {
+		u->chg[t] = fix.chg[t];
+		s->ctrl[fix.chg[t].idx] = fix.chg[t].now;
+		lo = fix.chg[t].slot < lo ? fix.chg[t].slot : lo;
+		hi = fix.chg[t].slot > hi ? fix.chg[t].slot : hi;
+	}
+	sc_refresh(s, lo, hi);
+	return ST_OK;
+}
+
+st_status st_sched_undo(st_sched *s, st_error *err)
+{
+	if (!s->nundo)
+		return st_error_set(err, ST_EINVAL, "sched: nothing to undo");
+	sc_undo *u = &s->undo[--s->nundo];
+	uint32_t lo = u->m.slot, hi = u->m.slot;
+	for (unsigned t = u->nchg; t-- > 0;) {
+		s->ctrl[u->chg[t].idx] = u->chg[t].old;
+		lo = u->chg[t].slot < lo ? u->chg[t].slot : lo;
+		hi = u->chg[t].slot > hi ? u->chg[t].slot : hi;
+	}
+	if (u->m.kind == ST_MOVE_SWAP) {
+		swap_slots(s, u->m.slot);
+		hi = u->m.slot + 1 > hi ? u->m.slot + 1 : hi;
+	}
+	s->last_swap = UINT32_MAX;
+	for (size_t i = s->nundo; i-- > 0;)
+		if (s->undo[i].m.kind == ST_MOVE_SWAP) {
+			s->last_swap = s->undo[i].m.slot;
+			break;
+		}
+	sc_refresh(s, lo, hi);
+	return ST_OK;
+}
+
+void st_sched_reset(st_sched *s)
+{
+	while (s->nundo)
+		st_sched_undo(s, NULL);
+}
+
+/* ---- materialising ------------------------------------------------------------------------------ */
+st_status st_sched_to_cubin(const st_sched *s, st_cubin *c, size_t k, st_error *err)
+{
+	const st_kernel_info *ki = st_cubin_kernel(c, k);
+	if (!ki || ki->insn_count != s->m.n)
+		return st_error_set(err, ST_EINVAL, "sched: cubin kernel %zu is not %s (%zu slots)", k, st_sass_name(s->m.k),
+				    s->m.n);
+	const uint8_t *code = st_cubin_code(c, k, NULL);
+	for (size_t i = 0; i < s->m.n; i++)
+		if (memcmp(code + 16 * i, s->m.in[i].word, 16))
+			return st_error_set(err, ST_EINVAL,
+					    "sched: %s: the cubin's word at 0x%zx is not the decoded one (already rewritten?)",
+					    st_sass_name(s->m.k), 16 * i);
+	st_status rc = st_cubin_permute(c, k, s->at, s->m.n, err);
+	for (size_t j = 0; !rc && j < s->m.n; j++) {
+		uint32_t x = s->at[j];
+		if (!memcmp(&s->ctrl[x], &s->m.in[x].ctrl, sizeof(st_ctrl)))
+			continue;
+		uint8_t word[16];
+		memcpy(word, st_cubin_code(c, k, NULL) + 16 * j, 16);
+		if (!(rc = st_ctrl_encode(word, s->ctrl[x], err)))
+			rc = st_cubin_set_ctrl(c, k, j, word, err);
+	}
+	return rc;
+}
+
+st_status st_sched_to_schedule(const st_sched *s, st_schedule *out, st_error *err)
+{
+	const char *name = st_sass_name(s->m.k);
+	st_status rc = ST_OK;
+	for (size_t i = 0; i < s->nundo && !rc; i++) {
+		const sc_undo *u = &s->undo[i];
+		if (u->m.kind == ST_MOVE_SWAP)
+			rc = st_schedule_add_swap(out, name, u->m.slot, err);
+		for (unsigned t = 0; t < u->nchg && !rc; t++)
+			rc = st_schedule_add_ctrl(out, name, u->chg[t].slot, u->chg[t].now, err);
+	}
+	return rc;
+}
+
+st_status st_sched_replay(st_sched *s, const st_schedule *sch, size_t i, st_error *err)
+{
+	const char *kn = st_schedule_kernel_name(sch, i);
+	if (!kn)
+		return st_error_set(err, ST_EINVAL, "schedule kernel index %zu out of range", i);
+	if (st_schedule_is_permutation(sch, i))
+		return st_error_set(err, ST_EUNSUPPORTED,
+				    "kernels.%s: a permutation cannot be replayed move by move (give swaps or moves)", kn);
+	size_t nm = st_schedule_move_count(sch, i);
+	for (size_t j = 0; j < nm; j++) {
+		st_schedule_move sm = st_schedule_move_at(sch, i, j);
+		st_move mv = {sm.is_ctrl ? ST_MOVE_CTRL : ST_MOVE_SWAP, 0, sm.slot, sm.ctrl};
+		if (sm.is_ctrl && sm.slot < s->m.n && !memcmp(&s->ctrl[s->at[sm.slot]], &sm.ctrl, sizeof sm.ctrl))
+			continue; /* a fix-up the model already made */
+		st_status rc = st_sched_apply(s, mv, err);
+		if (rc)
+			return st_error_wrap(err, "kernels.%s.moves[%zu]", kn, j);
+	}
+	return ST_OK;
+}
+
+st_status st_sched_rewrite(const st_cubin *c, const st_schedule *sch, const st_sass_opts *o, st_cubin **out,
+			   st_error *err)
+{
+	*out = NULL;
+	size_t nk = st_schedule_kernel_count(sch);
+	st_sass_kernel **ks = calloc(nk ? nk : 1, sizeof *ks);
+	st_sched **ss = calloc(nk ? nk : 1, sizeof *ss);
+	st_cubin *work = NULL;
+	st_status rc = ks && ss ? ST_OK : st_error_set(err, ST_ENOMEM, "out of memory");
+	for (size_t i = 0; i < nk && !rc; i++) {
+		const char *kn = st_schedule_kernel_name(sch, i);
+		if (st_cubin_find_kernel(c, kn) == ST_CUBIN_NONE)
+			rc = st_error_set(err, ST_ENOTFOUND, "%s: no kernel named '%s' (kernels.%s of the schedule)",
+					  st_cubin_name(c), kn, kn);
+		else if (!(rc = st_sass_decode(c, kn, o, &ks[i], err)) && !st_schedule_is_permutation(sch, i) &&
+			 !(rc = st_sched_new(ks[i], c, ST_SCHED_WIDE, &ss[i], err)))
+			rc = st_sched_replay(ss[i], sch, i, err);
+	}
+	if (!rc) {
+		size_t size;
+		const uint8_t *data = st_cubin_data(c, &size);
+		rc = st_cubin_open_mem(data, size, st_cubin_name(c), &work, err);
+	}
+	for (size_t i = 0; i < nk && !rc; i++) {
+		const char *kn = st_schedule_kernel_name(sch, i);
+		size_t k = st_cubin_find_kernel(work, kn);
+		if (ss[i]) {
+			rc = st_sched_to_cubin(ss[i], work, k, err);
+			continue;
+		}
+		/* a permutation: apply it, then the independent checker judges the result */
+		size_t n = st_cubin_kernel(work, k)->insn_count;
+		uint32_t *perm = malloc((n ? n : 1) * sizeof *perm);
+		rc = perm ? st_schedule_permutation(sch, i, n, perm, err) : st_error_set(err, ST_ENOMEM, "out of memory");
+		if (!rc)
+			rc = st_cubin_permute(work, k, perm, n, err);
+		free(perm);
+		size_t bad = 0;
+		st_error e2 = {0};
+		if (!rc && st_check_kernel(c, work, kn, o, NULL, NULL, &bad, &e2))
+			rc = st_error_set(err, e2.code ? e2.code : ST_EILLEGAL, "kernels.%s.permutation: %s", kn, e2.msg);
+	}
+	for (size_t i = 0; i < nk; i++) {
+		st_sched_free(ss ? ss[i] : NULL);
+		st_sass_free(ks ? ks[i] : NULL);
+	}
+	free(ss);
+	free(ks);
+	if (rc) {
+		st_cubin_free(work);
+		return rc;
+	}
+	*out = work;
+	return ST_OK;
+}
