@@ -3,7 +3,11 @@
  * JSON, version 1 (docs/cubin.md):
  *   {"sasstune_schedule": 1,
  *    "kernels": {"KERNEL": {"swaps": [i, ...]},               swap slots i and i+1, in order
- *                "OTHER":  {"permutation": [p0, p1, ...]}}}   new slot j takes old slot p_j
+ *                "OTHER":  {"permutation": [p0, p1, ...]},   new slot j takes old slot p_j
+ *                "THIRD":  {"moves": [i, {"slot": i, "stall": s, "yield": y, "wbar": w,
+ *                                          "rbar": r, "wait": m, "reuse": u}, ...]}}}
+ * In "moves" a number swaps slots i and i+1 and an object sets the control fields (bits 105..124,
+ * sass.h st_ctrl) of the instruction then in slot i (docs/sched.md).
  * Every field is checked; unknown keys are errors, so a later version (for example with
  * control-code edits) is never half-applied by an older reader. */
 #ifndef SASSTUNE_SCHEDULE_H
@@ -11,6 +15,7 @@
 
 #include "sasstune/cubin.h"
 #include "sasstune/error.h"
+#include "sasstune/sass.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -30,9 +35,16 @@ const char *st_schedule_kernel_name(const st_schedule *s, size_t i);
 /* Kernel i's moves as a permutation of its n slots (perm[new] = old, n entries). */
 st_status st_schedule_permutation(const st_schedule *s, size_t i, size_t n, uint32_t *perm, st_error *err);
 
-/* Building a schedule (a kernel holds either swaps or a permutation). */
+/* Kernel i's swaps and control edits in order ("swaps" or "moves"; none for a permutation). */
+typedef struct st_schedule_move { uint32_t slot; int is_ctrl; st_ctrl ctrl; } st_schedule_move;
+size_t st_schedule_move_count(const st_schedule *s, size_t i);
+st_schedule_move st_schedule_move_at(const st_schedule *s, size_t i, size_t j);
+int st_schedule_is_permutation(const st_schedule *s, size_t i);
+
+/* Building a schedule (a kernel holds either swaps and control edits, or a permutation). */
 st_status st_schedule_new(st_schedule **out, st_error *err);
 st_status st_schedule_add_swap(st_schedule *s, const char *kernel, uint32_t slot, st_error *err);
+st_status st_schedule_add_ctrl(st_schedule *s, const char *kernel, uint32_t slot, st_ctrl c, st_error *err);
 st_status st_schedule_set_permutation(st_schedule *s, const char *kernel, const uint32_t *perm, size_t n,
 				      st_error *err);
 /* The schedule as JSON text (malloc'ed, NUL-terminated); NULL when out of memory. */

@@ -14,6 +14,9 @@ typedef struct sched_kernel {
 	bool is_perm; /* v holds a permutation, else a list of swaps */
 	uint32_t *v;
 	size_t n, cap;
+	st_ctrl *ctrl; /* per entry of v when isc[j]: a control edit of slot v[j], not a swap */
+	uint8_t *isc;
+	size_t nctrl;
 } sched_kernel;
 
 struct st_schedule {
@@ -28,6 +31,8 @@ void st_schedule_free(st_schedule *s)
 	for (size_t i = 0; i < s->n; i++) {
 		free(s->k[i].name);
 		free(s->k[i].v);
+		free(s->k[i].ctrl);
+		free(s->k[i].isc);
 	}
 	free(s->k);
 	free(s);
@@ -77,10 +82,61 @@ static bool push(sched_kernel *k, uint32_t x)
 		if (!p)
 			return false;
 		k->v = p;
+		st_ctrl *c = realloc(k->ctrl, cap * sizeof *c);
+		if (c)
+			k->ctrl = c;
+		uint8_t *f = c ? realloc(k->isc, cap) : NULL;
+		if (f)
+			k->isc = f;
+		if (!c || !f)
+			return false;
 		k->cap = cap;
 	}
+	k->isc[k->n] = 0;
 	k->v[k->n++] = x;
 	return true;
+}
+
+static bool push_ctrl(sched_kernel *k, uint32_t slot, st_ctrl c)
+{
+	if (!push(k, slot))
+		return false;
+	k->isc[k->n - 1] = 1;
+	k->ctrl[k->n - 1] = c;
+	k->nctrl++;
+	return true;
+}
+
+/* {"slot": i, "stall": s, "yield": y, "wbar": w, "rbar": r, "wait": m, "reuse": u} */
+static st_status parse_ctrl(const char *name, const char *kname, size_t i, const cJSON *o, sched_kernel *k,
+			    st_error *err)
+{
+	static const char *const keys[] = {"slot", "stall", "yield", "wbar", "rbar", "wait", "reuse"};
+	static const double maxv[] = {4294967295.0, 15, 1, 7, 7, 63, 7};
+	double v[7];
+	int seen[7] = {0};
+	for (const cJSON *f = o->child; f; f = f->next) {
+		size_t j = 0;
+		while (j < 7 && strcmp(f->string, keys[j]))
+			j++;
+		if (j == 7)
+			return st_error_set(err, ST_EFORMAT, "%s: kernels.%s.moves[%zu]: unknown field \"%s\"", name, kname, i,
+					    f->string);
+		double d = cJSON_IsNumber(f) ? f->valuedouble : -1;
+		if (!cJSON_IsNumber(f) || d < 0 || d > maxv[j] || floor(d) != d)
+			return st_error_set(err, ST_EFORMAT, "%s: kernels.%s.moves[%zu].%s: expected an integer 0..%.0f", name,
+					    kname, i, keys[j], maxv[j]);
+		v[j] = d;
+		seen[j] = 1;
+	}
+	for (size_t j = 0; j < 7; j++)
+		if (!seen[j])
+			return st_error_set(err, ST_EFORMAT, "%s: kernels.%s.moves[%zu]: missing \"%s\"", name, kname, i, keys[j]);
+	st_ctrl c = {(uint8_t)v[1], (uint8_t)v[2], (uint8_t)v[3], (uint8_t)v[4], (uint8_t)v[5], (uint8_t)v[6]};
+	st_error e2 = {0};
+	if (st_ctrl_check(c, &e2))
+		return st_error_set(err, ST_EFORMAT, "%s: kernels.%s.moves[%zu]: %s", name, kname, i, e2.msg);
+	return push_ctrl(k, (uint32_t)v[0], c) ? ST_OK : st_error_set(err, ST_ENOMEM, "out of memory");
 }
 
 /* ---- parsing ---- */
@@ -93,6 +149,12 @@ static st_status parse_list(const char *name, const char *kname, const char *fie
 				    field);
 	size_t i = 0;
 	for (const cJSON *e = arr->child; e; e = e->next, i++) {
+		if (cJSON_IsObject(e) && !strcmp(field, "moves")) {
+			st_status rc = parse_ctrl(name, kname, i, e, k, err);
+			if (rc)
+				return rc;
+			continue;
+		}
 		double d = cJSON_IsNumber(e) ? e->valuedouble : -1;
 		if (!cJSON_IsNumber(e) || d < 0 || d > 4294967295.0 || floor(d) != d)
 			return st_error_set(err, ST_EFORMAT, "%s: kernels.%s.%s[%zu]: expected a non-negative integer slot",
@@ -101,6 +163,18 @@ static st_status parse_list(const char *name, const char *kname, const char *fie
 			return st_error_set(err, ST_ENOMEM, "out of memory");
 	}
 	return ST_OK;
+}
+
+/* Keys end up in one-line messages and are matched against kernel names, which the cubin
+ * module also prints with control characters as '?'. */
+static void clean_keys(cJSON *n)
+{
+	for (; n; n = n->next) {
+		for (char *p = n->string; p && *p; p++)
+			if ((unsigned char)*p < 0x20 || *p == 0x7f)
+				*p = '?';
+		clean_keys(n->child);
+	}
 }
 
 st_status st_schedule_parse(const char *json, size_t len, const char *name, st_schedule **out, st_error *err)
@@ -114,6 +188,7 @@ st_status st_schedule_parse(const char *json, size_t len, const char *name, st_s
 		size_t off = at && at >= json && at <= json + len ? (size_t)(at - json) : len;
 		return st_error_set(err, ST_EFORMAT, "%s: not valid JSON (near byte %zu)", name, off);
 	}
+	clean_keys(root);
 	st_schedule *s = NULL;
 	st_status rc = st_schedule_new(&s, err);
 	if (rc)
@@ -152,8 +227,9 @@ st_status st_schedule_parse(const char *json, size_t len, const char *name, st_s
 			goto out;
 		}
 		if (!cJSON_IsObject(e)) {
-			rc = st_error_set(err, ST_EFORMAT, "%s: kernels.%s: expected an object with \"swaps\" or \"permutation\"",
-					  name, e->string);
+			rc = st_error_set(err, ST_EFORMAT,
+					  "%s: kernels.%s: expected an object with \"swaps\", \"moves\" or \"permutation\"", name,
+					  e->string);
 			goto out;
 		}
 		sched_kernel *k = add_kernel(s, e->string);
@@ -162,9 +238,17 @@ st_status st_schedule_parse(const char *json, size_t len, const char *name, st_s
 			goto out;
 		}
 		const cJSON *swaps = NULL, *perm = NULL;
+		const char *list = "swaps";
 		for (const cJSON *f = e->child; f; f = f->next) {
-			if (!strcmp(f->string, "swaps"))
+			if (!strcmp(f->string, "swaps") || !strcmp(f->string, "moves")) {
+				if (swaps) {
+					rc = st_error_set(err, ST_EFORMAT, "%s: kernels.%s: give only one of \"swaps\" and \"moves\"",
+							  name, e->string);
+					goto out;
+				}
 				swaps = f;
+				list = f->string;
+			}
 			else if (!strcmp(f->string, "permutation"))
 				perm = f;
 			else {
@@ -174,12 +258,13 @@ st_status st_schedule_parse(const char *json, size_t len, const char *name, st_s
 			}
 		}
 		if ((swaps != NULL) == (perm != NULL)) {
-			rc = st_error_set(err, ST_EFORMAT, "%s: kernels.%s: give exactly one of \"swaps\" and \"permutation\"",
-					  name, e->string);
+			rc = st_error_set(err, ST_EFORMAT,
+					  "%s: kernels.%s: give exactly one of \"swaps\", \"moves\" and \"permutation\"", name,
+					  e->string);
 			goto out;
 		}
 		k->is_perm = perm != NULL;
-		if ((rc = parse_list(name, e->string, perm ? "permutation" : "swaps", perm ? perm : swaps, k, err)))
+		if ((rc = parse_list(name, e->string, perm ? "permutation" : list, perm ? perm : swaps, k, err)))
 			goto out;
 	}
 out:
@@ -217,9 +302,15 @@ st_status st_schedule_permutation(const st_schedule *s, size_t i, size_t n, uint
 	if (!k->is_perm) {
 		for (size_t j = 0; j < k->n; j++) {
 			uint32_t a = k->v[j];
+			if (k->isc[j]) {
+				if ((size_t)a >= n)
+					return st_error_set(err, ST_EINVAL, "kernels.%s.moves[%zu]: slot %u is past the last slot %zu",
+							    k->name, j, a, n ? n - 1 : 0);
+				continue;
+			}
 			if ((size_t)a + 1 >= n)
-				return st_error_set(err, ST_EINVAL, "kernels.%s.swaps[%zu]: slot %u has no next slot (the kernel has %zu)",
-						    k->name, j, a, n);
+				return st_error_set(err, ST_EINVAL, "kernels.%s.%s[%zu]: slot %u has no next slot (the kernel has %zu)",
+						    k->name, k->nctrl ? "moves" : "swaps", j, a, n);
 			uint32_t t = perm[a];
 			perm[a] = perm[a + 1];
 			perm[a + 1] = t;
@@ -259,6 +350,41 @@ st_status st_schedule_add_swap(st_schedule *s, const char *kernel, uint32_t slot
 	return push(k, slot) ? ST_OK : st_error_set(err, ST_ENOMEM, "out of memory");
 }
 
+st_status st_schedule_add_ctrl(st_schedule *s, const char *kernel, uint32_t slot, st_ctrl c, st_error *err)
+{
+	st_status rc = st_ctrl_check(c, err);
+	if (rc)
+		return rc;
+	sched_kernel *k = find(s, kernel);
+	if (k && k->is_perm)
+		return st_error_set(err, ST_EINVAL, "kernels.%s already holds a permutation", kernel);
+	if (!k && !(k = add_kernel(s, kernel)))
+		return st_error_set(err, ST_ENOMEM, "out of memory");
+	return push_ctrl(k, slot, c) ? ST_OK : st_error_set(err, ST_ENOMEM, "out of memory");
+}
+
+size_t st_schedule_move_count(const st_schedule *s, size_t i)
+{
+	return i < s->n && !s->k[i].is_perm ? s->k[i].n : 0;
+}
+
+st_schedule_move st_schedule_move_at(const st_schedule *s, size_t i, size_t j)
+{
+	st_schedule_move m = {0};
+	if (i >= s->n || s->k[i].is_perm || j >= s->k[i].n)
+		return m;
+	m.slot = s->k[i].v[j];
+	m.is_ctrl = s->k[i].isc[j];
+	if (m.is_ctrl)
+		m.ctrl = s->k[i].ctrl[j];
+	return m;
+}
+
+int st_schedule_is_permutation(const st_schedule *s, size_t i)
+{
+	return i < s->n && s->k[i].is_perm;
+}
+
 st_status st_schedule_set_permutation(st_schedule *s, const char *kernel, const uint32_t *perm, size_t n,
 				      st_error *err)
 {
@@ -269,6 +395,7 @@ st_status st_schedule_set_permutation(st_schedule *s, const char *kernel, const 
 		return st_error_set(err, ST_ENOMEM, "out of memory");
 	k->is_perm = true;
 	k->n = 0;
+	k->nctrl = 0;
 	for (size_t j = 0; j < n; j++)
 		if (!push(k, perm[j]))
 			return st_error_set(err, ST_ENOMEM, "out of memory");
@@ -284,10 +411,20 @@ char *st_schedule_to_json(const st_schedule *s)
 		cJSON *str = cJSON_CreateString(k->name);
 		char *q = str ? cJSON_PrintUnformatted(str) : NULL;
 		cJSON_Delete(str);
-		ok = q && st_buf_printf(&b, "%s%s: {\"%s\": [", i ? ", " : "", q, k->is_perm ? "permutation" : "swaps") == ST_OK;
+		ok = q && st_buf_printf(&b, "%s%s: {\"%s\": [", i ? ", " : "", q,
+					k->is_perm ? "permutation" : k->nctrl ? "moves" : "swaps") == ST_OK;
 		free(q);
-		for (size_t j = 0; ok && j < k->n; j++)
-			ok = st_buf_printf(&b, "%s%u", j ? ", " : "", k->v[j]) == ST_OK;
+		for (size_t j = 0; ok && j < k->n; j++) {
+			const st_ctrl *c = &k->ctrl[j];
+			if (!k->is_perm && k->isc[j])
+				ok = st_buf_printf(&b,
+						   "%s{\"slot\": %u, \"stall\": %u, \"yield\": %u, \"wbar\": %u, \"rbar\": %u, "
+						   "\"wait\": %u, \"reuse\": %u}",
+						   j ? ", " : "", k->v[j], c->stall, c->yield, c->wbar, c->rbar, c->wait,
+						   c->reuse) == ST_OK;
+			else
+				ok = st_buf_printf(&b, "%s%u", j ? ", " : "", k->v[j]) == ST_OK;
+		}
 		ok = ok && st_buf_printf(&b, "]}") == ST_OK;
 	}
 	ok = ok && st_buf_printf(&b, "}}\n") == ST_OK;
@@ -296,6 +433,37 @@ char *st_schedule_to_json(const st_schedule *s)
 		return NULL;
 	}
 	return (char *)b.data;
+}
+
+/* Write kernel k's control edits into c, after its permutation perm (new slot -> old slot). */
+static st_status apply_ctrl(const sched_kernel *k, st_cubin *c, size_t kidx, const uint32_t *perm, st_error *err)
+{
+	if (!k->nctrl)
+		return ST_OK;
+	size_t n = st_cubin_kernel(c, kidx)->insn_count;
+	uint32_t *cur = malloc((n ? n : 1) * sizeof *cur), *inv = malloc((n ? n : 1) * sizeof *inv);
+	st_status rc = cur && inv ? ST_OK : st_error_set(err, ST_ENOMEM, "out of memory");
+	for (size_t j = 0; !rc && j < n; j++) {
+		cur[j] = (uint32_t)j;
+		inv[perm[j]] = (uint32_t)j;
+	}
+	for (size_t j = 0; !rc && j < k->n; j++) {
+		uint32_t a = k->v[j];
+		if (!k->isc[j]) {
+			uint32_t t = cur[a];
+			cur[a] = cur[a + 1];
+			cur[a + 1] = t;
+			continue;
+		}
+		size_t slot = inv[cur[a]];
+		uint8_t word[16];
+		memcpy(word, st_cubin_code(c, kidx, NULL) + 16 * slot, 16);
+		if (!(rc = st_ctrl_encode(word, k->ctrl[j], err)))
+			rc = st_cubin_set_ctrl(c, kidx, slot, word, err);
+	}
+	free(cur);
+	free(inv);
+	return rc;
 }
 
 st_status st_schedule_apply(const st_schedule *s, st_cubin *c, st_error *err)
@@ -329,6 +497,8 @@ st_status st_schedule_apply(const st_schedule *s, st_cubin *c, st_error *err)
 	for (; done < nk; done++)
 		if ((rc = st_cubin_permute(c, idx[done], perms[done], st_cubin_kernel(c, idx[done])->insn_count, err)))
 			break;
+	for (size_t i = 0; !rc && i < nk; i++) /* control edits, each on the instruction then in its slot */
+		rc = apply_ctrl(&s->k[i], c, idx[i], perms[i], err);
 	/* Undo what was applied: the cubin rebuilds from its original bytes, so inverses restore it. */
 	while (rc && done-- > 0) {
 		size_t n = st_cubin_kernel(c, idx[done])->insn_count;

@@ -2,6 +2,7 @@
  * swaps per kernel), patching every code offset, and write the result. */
 #include "cli.h"
 #include "sasstune/cubin.h"
+#include "sasstune/sched.h"
 #include "sasstune/schedule.h"
 
 #include <stdio.h>
@@ -10,27 +11,48 @@
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: sasstune rewrite CUBIN --schedule S.json -o OUT\n\n"
+	fprintf(out, "usage: sasstune rewrite CUBIN --schedule S.json -o OUT [--listing F] [--unchecked]\n\n"
 		     "Apply a schedule to a cubin and write the result to OUT.  The schedule moves the\n"
 		     "instruction slots of named kernels (a permutation, or adjacent swaps applied in\n"
 		     "order); every branch, call, jump table, .nv.info offset, relocation and symbol\n"
 		     "that names a moved instruction is patched so that it names the same instruction.\n"
 		     "Kernels with something sasstune does not understand are refused, not guessed at.\n"
-		     "An empty schedule gives a byte-identical copy.  This command does not check that\n"
-		     "the moves are legal (that the kernel still computes the same thing).\n\n"
+		     "An empty schedule gives a byte-identical copy.  Each move is checked by the legality\n"
+		     "model (docs/sched.md) and applied with its control-code fix-ups; an illegal move is\n"
+		     "refused with the dependence it breaks.  A permutation is judged as a whole by the\n"
+		     "independent checker (sasstune check).\n\n"
 		     "Schedule (docs/cubin.md):\n"
 		     "  {\"sasstune_schedule\": 1, \"kernels\": {\"KERNEL\": {\"swaps\": [i, ...]}}}\n"
-		     "  {\"sasstune_schedule\": 1, \"kernels\": {\"KERNEL\": {\"permutation\": [old slot for new slot 0, ...]}}}\n\n"
+		     "  {\"sasstune_schedule\": 1, \"kernels\": {\"KERNEL\": {\"permutation\": [old slot for new slot 0, ...]}}}\n"
+		     "  {\"sasstune_schedule\": 1, \"kernels\": {\"KERNEL\": {\"moves\": [i, {\"slot\": i, \"stall\": s, \"yield\": y,\n"
+		     "     \"wbar\": w, \"rbar\": r, \"wait\": m, \"reuse\": u}, ...]}}}   swaps and control edits (docs/sched.md)\n\n"
 		     "options:\n"
 		     "  --schedule S.json   the moves to apply\n"
 		     "  -o OUT              where to write the rewritten cubin (written atomically)\n"
+		     "  --listing F         the cubin's `nvdisasm -hex -c` listing (default: run nvdisasm)\n"
+		     "  --unchecked         apply the moves as written, without the legality model (for tests)\n"
 		     "  -h, --help\n\n"
 		     "exit status: 0 written, 1 bad input or refused, 2 usage error\n");
 }
 
+/* The legality model's rewrite (plugin/sched): replaces *c with the rewritten cubin. */
+static st_status rewrite_checked(st_cubin **c, const st_schedule *s, const char *listing, st_error *err)
+{
+	st_sass_opts o = {0};
+	o.listing = listing;
+	st_cubin *out = NULL;
+	st_status rc = st_sched_rewrite(*c, s, &o, &out, err);
+	if (!rc) {
+		st_cubin_free(*c);
+		*c = out;
+	}
+	return rc;
+}
+
 int st_cmd_rewrite(int argc, char **argv)
 {
-	const char *path = NULL, *sched_path = NULL, *out_path = NULL;
+	const char *path = NULL, *sched_path = NULL, *out_path = NULL, *listing = NULL;
+	int unchecked = 0;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			usage(stdout);
@@ -44,6 +66,14 @@ int st_cmd_rewrite(int argc, char **argv)
 				out_path = argv[++i];
 			else
 				sched_path = argv[++i];
+		} else if (!strcmp(argv[i], "--unchecked")) {
+			unchecked = 1;
+		} else if (!strcmp(argv[i], "--listing")) {
+			if (i + 1 >= argc) {
+				st_cli_error(argv[0], "--listing needs an argument (see sasstune rewrite --help)");
+				return ST_EXIT_USAGE;
+			}
+			listing = argv[++i];
 		} else if (argv[i][0] == '-' && argv[i][1]) {
 			st_cli_error(argv[0], "unknown option '%s' (see sasstune rewrite --help)", argv[i]);
 			return ST_EXIT_USAGE;
@@ -64,7 +94,8 @@ int st_cmd_rewrite(int argc, char **argv)
 	st_cubin *c = NULL;
 	int rc = ST_EXIT_OK;
 	if (st_schedule_load(sched_path, &s, &err) || st_cubin_open_file(path, &c, &err) ||
-	    st_schedule_apply(s, c, &err) || st_cubin_write_file(c, out_path, &err)) {
+	    (unchecked ? st_schedule_apply(s, c, &err) : rewrite_checked(&c, s, listing, &err)) ||
+	    st_cubin_write_file(c, out_path, &err)) {
 		rc = st_cli_fail(argv[0], &err);
 	} else {
 		for (size_t i = 0; i < st_schedule_kernel_count(s); i++) {
