@@ -555,6 +555,38 @@ static void test_crashes_rejected(void **state)
 	st_search_result_free(&res);
 }
 
+/* Evaluating every 4 moves: a quarter of the evaluations, a rejected group of
+ * moves is undone as a whole, and PPO still learns from the sparse reward. */
+static void test_sparse_evaluation(void **state)
+{
+	(void)state;
+	for (int m = 0; m < 2; m++) {
+		toy t;
+		toy_init(&t, 40, 11, 5, 0.02);
+		st_search_env env = toy_env(&t, "toy");
+		const st_search_env *envs[] = {&env};
+		st_search_opts o = base_opts((st_search_method)m, 2, 800);
+		o.eval_interval = 4;
+		o.start_best = 0;    /* no start re-measurements: evaluations = ceil(moves / 4) per episode */
+		st_policy *p = NULL;
+		if (m == ST_SEARCH_PPO)
+			assert_int_equal(st_policy_new(16, 2, &p, NULL), ST_OK);
+		st_search_result res;
+		assert_int_equal(st_search_run(envs, 1, p, &o, &res, NULL), ST_OK);
+		fprintf(stderr, "  %s every 4: %llu steps, %llu evals (%llu rejected, %llu confirms), gain %.4f\n",
+			m ? "random" : "ppo", (unsigned long long)res.steps, (unsigned long long)res.evals,
+			(unsigned long long)res.rejected, (unsigned long long)res.confirms, toy_score(&t));
+		uint64_t quick = res.evals - res.confirms;
+		assert_true(quick >= 800 / 4 && quick <= 800 / 4 + 800 / 32 + 1);
+		assert_true(res.rejected > 0);
+		assert_true(res.accepted && toy_score(&t) > 0.02);
+		assert_false(toy_crashed(&t));
+		st_search_result_free(&res);
+		st_policy_free(p);
+		toy_free(&t);
+	}
+}
+
 /* Train on some toys (multi-environment), then apply greedily to unseen ones. */
 static void test_policy_transfers(void **state)
 {
@@ -723,6 +755,7 @@ int main(void)
 		cmocka_unit_test(test_same_seed_same_result),
 		cmocka_unit_test(test_confirmation_refuses_unproven),
 		cmocka_unit_test(test_crashes_rejected),
+		cmocka_unit_test(test_sparse_evaluation),
 		cmocka_unit_test(test_policy_transfers),
 		cmocka_unit_test(test_budgets_and_progress),
 		cmocka_unit_test(test_env_failures),
