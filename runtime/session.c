@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -166,6 +167,16 @@ static st_status spawn(st_session *s, st_error *err)
 			(void)!write(ep[1], &e, sizeof e);
 			_exit(127);
 		}
+		/* hold none of the caller's other descriptors (a pipe end kept open
+		 * here would keep its reader from seeing end-of-file) */
+		bool closed = false;
+#ifdef SYS_close_range
+		closed = (ep[1] <= 3 || syscall(SYS_close_range, 3u, (unsigned)ep[1] - 1, 0u) == 0) &&
+			 syscall(SYS_close_range, (unsigned)ep[1] + 1, ~0u, 0u) == 0;
+#endif
+		for (int i = 3; !closed && i < 4096; i++)
+			if (i != ep[1])
+				close(i);
 		execv(argv[0], argv);
 		int e = errno;
 		(void)!write(ep[1], &e, sizeof e);

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -194,6 +195,27 @@ static void verify_outcomes(bool on_gpu)
 	st_launch_free(l);
 }
 
+/* The worker holds none of the caller's descriptors: a pipe the caller
+ * closes reaches end-of-file even while a worker runs. */
+static void test_worker_holds_no_fds(void **state)
+{
+	(void)state;
+	int p[2];
+	assert_int_equal(pipe(p), 0); /* not close-on-exec */
+	st_runtime_options o;
+	options(&o);
+	st_launch *l = spec();
+	st_session *s = open_ok(CUBIN("op add\n"), &o, l);
+	close(p[1]);
+	struct pollfd pfd = {.fd = p[0], .events = POLLIN};
+	assert_int_equal(poll(&pfd, 1, 2000), 1);
+	char c;
+	assert_int_equal(read(p[0], &c, 1), 0);
+	close(p[0]);
+	st_session_close(s);
+	st_launch_free(l);
+}
+
 /* outputs compared by the (mock-run) comparison kernel, and on the host */
 static void test_verify_outcomes(void **state)
 {
@@ -369,6 +391,7 @@ int main(void)
 		cmocka_unit_test(test_timing),
 		cmocka_unit_test(test_nondeterministic_reference),
 		cmocka_unit_test(test_commands),
+		cmocka_unit_test(test_worker_holds_no_fds),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }
