@@ -157,8 +157,8 @@ static void test_listing_parse(void **state)
 		"\t.section\t.text.k,\"ax\"\n        /*0000*/  NOP ;  /* 0x0000000000007918 */\n",     /* no second word */
 		"\t.section\t.text.k,\"ax\"\n        /*0000*/  NOP ;\n",                                 /* no -hex */
 		"        /*0000*/  NOP ;  /* 0x0000000000007918 */\n /* 0x000fc00000000000 */\n",           /* no section */
-		"\t.section\t.text.k,\"ax\"\n /*0010*/ NOP ; /* 0x0000000000007918 */\n /* 0x000fc00000000000 */\n"
-		" /*0000*/ NOP ; /* 0x0000000000007918 */\n /* 0x000fc00000000000 */\n", /* offsets go back */
+		("\t.section\t.text.k,\"ax\"\n /*0010*/ NOP ; /* 0x0000000000007918 */\n /* 0x000fc00000000000 */\n"
+		 " /*0000*/ NOP ; /* 0x0000000000007918 */\n /* 0x000fc00000000000 */\n"), /* offsets go back */
 		"\t.section\t.text.k,\"ax\"\n /*0000*/ NOP ; /* 0x00000000000079 */\n /* 0x000fc00000000000 */\n",
 		"\t.section\t.text.k,\"ax\"\n /*zz*/ NOP ;\n",
 	};
