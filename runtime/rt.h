@@ -99,9 +99,11 @@ enum {
 #define ST_PROTO_MAGIC 0x31575453u /* "STW1" */
 #define ST_PROTO_VERSION 1
 #define ST_TIME_B_IS_COPY 1u /* TIME flag: B is a second, separately loaded module of A */
+#define ST_INIT_NONDET 1u    /* INIT flag: an earlier worker found the reference not deterministic */
 /* Requests and replies (fields in this order):
  *   INIT   u32 version, u32 sets, u64 seed, u32 flush, u32 device, f64 sample_us, f64 warmup_ms,
- *          f64 tolerance, str libcuda, str spec_json, str base_dir, blob cubin
+ *          f64 tolerance, u32 flags (ST_INIT_NONDET), str libcuda, str spec_json, str base_dir,
+ *          blob cubin
  *   VERIFY blob cubin
  *   TIME   u32 pairs, u32 flags, blob a, blob b (empty: the reference)
  *   REPLY  u32 status (st_status), str message, then for

@@ -289,6 +289,14 @@ static void test_nondeterministic_reference(void **state)
 	expect(st_session_verify(s, CUBIN("op add\n"), SIZE(CUBIN("op add\n")), &err), ST_OK, &err, NULL);
 	expect(st_session_verify(s, CUBIN("op wrong\n"), SIZE(CUBIN("op wrong\n")), &err), ST_EMISMATCH, &err,
 	       "relative L2 error");
+	/* a restarted worker keeps comparing within the tolerance */
+	expect(st_session_verify(s, CUBIN("op fault\n"), SIZE(CUBIN("op fault\n")), &err), ST_ECRASH, &err, NULL);
+	expect(st_session_verify(s, CUBIN("op add\n"), SIZE(CUBIN("op add\n")), &err), ST_OK, &err, NULL);
+	expect(st_session_verify(s, CUBIN("op wrong\n"), SIZE(CUBIN("op wrong\n")), &err), ST_EMISMATCH, &err,
+	       "relative L2 error");
+	st_session_get_info(s, &info);
+	assert_int_equal(info.restarts, 1);
+	assert_false(info.deterministic);
 	st_session_close(s);
 	/* with no tolerance at all, the reference cannot be used */
 	o.tolerance = 0;
