@@ -1,0 +1,78 @@
+"""sasstune for Triton: tuned SASS schedules for every Triton kernel, cached across processes.
+
+    import sasstune
+    sasstune.enable()          # or run with SASSTUNE=1 and import sasstune (or install the .pth)
+    ...                        # use Triton as usual
+    sasstune.disable()
+
+With SASSTUNE unset (or 0) importing this package changes nothing in Triton.  See docs/triton.md.
+"""
+import os as _os
+
+from ._lib import SasstuneError, find_library, STATUS_NAMES  # noqa: F401
+from ._settings import truthy as _truthy
+
+__version__ = "0.1.0"
+__all__ = ["enable", "disable", "enabled", "stats", "reset_stats", "library", "SasstuneError", "__version__"]
+
+
+def enable(mode=None, budget=None, policy=None, log=None, cache_dir=None, capture_limit=None, keep_captures=None):
+    """Turn sasstune on for Triton compiles and launches from now on.
+
+    Keywords override the environment (SASSTUNE_MODE, SASSTUNE_BUDGET, SASSTUNE_POLICY,
+    SASSTUNE_LOG, SASSTUNE_CACHE_DIR, SASSTUNE_CAPTURE_LIMIT, SASSTUNE_KEEP_CAPTURES); the settings
+    are read now and used until the next enable().  Raises SasstuneError when libsasstune.so
+    cannot be loaded or Triton is older than 3.6, ValueError for a bad setting."""
+    from . import _lib, _settings, _triton
+    old = _settings.set_overrides(dict(mode=mode, budget=budget, policy=policy, log=log, cache_dir=cache_dir,
+                                       capture_limit=capture_limit, keep_captures=keep_captures))
+    try:
+        s = _settings.current()
+        _lib.load()
+        _triton.install(s)
+    except BaseException:
+        _settings.set_overrides(old)
+        raise
+    _settings.log("debug", "enabled: library %s, mode %s", find_library(), s.mode)
+
+
+def disable():
+    """Remove every hook; Triton is as before enable().  Kernels the JIT already holds in memory
+    keep the cubin they were loaded with (a fresh process, or clearing the JIT's device_caches,
+    recompiles them)."""
+    import sys
+    if "triton" not in sys.modules:
+        return
+    from . import _triton
+    _triton.uninstall()
+
+
+def enabled():
+    import sys
+    if "triton" not in sys.modules:
+        return False
+    from . import _triton
+    return _triton.installed()
+
+
+def stats():
+    """Counters and events: compiles through the hook (status, plugin and hook time in ms),
+    cache lookups at JIT time, kernels armed for tuning, tuning at first launch."""
+    from . import _triton
+    return _triton.STATS.snapshot()
+
+
+def reset_stats():
+    from . import _triton
+    _triton.STATS.reset()
+
+
+def library():
+    """The loaded plugin (path, version), loading it if needed."""
+    from . import _lib
+    return _lib.load()
+
+
+if _truthy(_os.environ.get("SASSTUNE")):
+    from . import _autoload
+    _autoload.activate()

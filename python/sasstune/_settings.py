@@ -1,0 +1,283 @@
+"""Settings, logging, the cache folder and the GPU facts that go into the cache key.
+
+Settings mean what they mean on the C side (include/sasstune/plugin.h, docs/cache.md): they are
+read from the environment, ``enable(**overrides)`` overrides them, and every call into the plugin
+passes them in options_json, so both sides always agree.
+"""
+import ctypes
+import hashlib
+import json
+import os
+import re
+import sys
+import threading
+
+MODES = ("tune", "policy", "cache-only")
+LEVELS = ("off", "error", "warn", "info", "debug")
+
+# enable() keyword -> (environment variable, options_json key or None when the C side does not know it)
+KNOBS = {
+    "mode": ("SASSTUNE_MODE", "mode"),
+    "budget": ("SASSTUNE_BUDGET", "budget"),
+    "policy": ("SASSTUNE_POLICY", "policy"),
+    "log": ("SASSTUNE_LOG", "log"),
+    "cache_dir": ("SASSTUNE_CACHE_DIR", "cache_dir"),
+    "capture_limit": ("SASSTUNE_CAPTURE_LIMIT", None),
+    "keep_captures": ("SASSTUNE_KEEP_CAPTURES", None),
+}
+
+_overrides = {}
+_olock = threading.Lock()
+
+
+def set_overrides(values):
+    """enable()'s keywords; None leaves a setting to the environment.  Returns the previous ones."""
+    for k in values:
+        if k not in KNOBS:
+            raise TypeError("unknown setting %r (expected one of %s)" % (k, ", ".join(sorted(KNOBS))))
+    with _olock:
+        old = dict(_overrides)
+        _overrides.clear()
+        _overrides.update({k: str(v) for k, v in values.items() if v is not None})
+    return old
+
+
+def truthy(value):
+    return (value or "").strip().lower() not in ("", "0", "false", "no", "off")
+
+
+def parse_size(text):
+    """'1G', '512M', '64k' or plain bytes -> int."""
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kKmMgGtT]?)i?[bB]?\s*", text or "")
+    if not m:
+        raise ValueError("bad size %r (expected e.g. 512M or 2G)" % text)
+    mult = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}[m.group(2).lower()]
+    return int(float(m.group(1)) * mult)
+
+
+class Settings:
+    """One snapshot of the settings."""
+
+    def __init__(self, values):
+        self.values = values  # name -> string, only those set
+        self.mode = values.get("mode", "tune")
+        if self.mode not in MODES:
+            raise ValueError("SASSTUNE_MODE: unknown mode %r (expected tune, policy or cache-only)" % self.mode)
+        self.budget = values.get("budget")
+        self.policy = values.get("policy")
+        self.log = values.get("log", "warn")
+        self.cache_dir = values.get("cache_dir")
+        self.capture_limit = parse_size(values.get("capture_limit", "1G"))
+        self.keep_captures = truthy(values.get("keep_captures"))
+
+    def options(self, **extra):
+        """options_json for the plugin: every setting the C side knows, plus extra (GPU facts, mode)."""
+        o = {}
+        for name, (_, key) in KNOBS.items():
+            if key and name in self.values:
+                o[key] = self.values[name]
+        for k, v in extra.items():
+            if v is not None:
+                o[k] = str(v)
+        return json.dumps(o, sort_keys=True)
+
+    def resolved_cache_dir(self):
+        """The schedule cache folder, by the C side's rules (docs/cache.md); None when there is none."""
+        if self.cache_dir:
+            return self.cache_dir
+        xdg = os.environ.get("XDG_CACHE_HOME")
+        if xdg and os.path.isabs(xdg):
+            return os.path.join(xdg, "sasstune")
+        home = os.environ.get("HOME")
+        return os.path.join(home, ".cache", "sasstune") if home else None
+
+
+_snap_lock = threading.Lock()
+_snap = (None, None)
+
+
+def current():
+    """The settings now: environment, then enable()'s overrides.  Cheap when nothing changed."""
+    global _snap
+    env = tuple(os.environ.get(env) for env, _ in KNOBS.values())
+    with _olock:
+        ov = tuple(sorted(_overrides.items()))
+    key = (env, ov)
+    with _snap_lock:
+        if _snap[0] == key:
+            return _snap[1]
+    values = {}
+    for (name, (env_name, _)), v in zip(KNOBS.items(), env):
+        if v:  # an empty variable counts as unset, as on the C side
+            values[name] = v
+    values.update(dict(ov))
+    s = Settings(values)
+    with _snap_lock:
+        _snap = (key, s)
+    return s
+
+
+# ---- logging: same levels and line shape as the C side --------------------------------------
+_LEVEL_WORDS = {"error": "error", "warn": "warning", "info": "info", "debug": "debug"}
+
+
+def log(level, fmt, *args):
+    try:
+        s = current()
+        target = s.log
+    except ValueError:
+        target = "warn"
+    if target in LEVELS:
+        limit, path = LEVELS.index(target), None
+    else:
+        limit, path = LEVELS.index("info"), target
+    if level not in LEVELS or LEVELS.index(level) > limit or level == "off":
+        return
+    text = fmt % args if args else fmt
+    text = "".join(ch if ch >= " " and ch != "\x7f" else "?" for ch in text)
+    line = "sasstune[%d] %s: %s\n" % (os.getpid(), _LEVEL_WORDS.get(level, level), text)
+    data = line.encode("utf-8", "replace")
+    try:
+        if path:
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            try:
+                os.write(fd, data)  # one write, so lines of concurrent processes do not mix
+            finally:
+                os.close(fd)
+        else:
+            os.write(2, data)
+    except OSError:
+        pass
+
+
+# ---- the policy file's identity, for the Triton cache namespace ------------------------------
+_policy_memo = {}
+
+
+def file_digest(path):
+    """SHA-256 of a file (memoized on path, size and mtime); 'missing' when it cannot be read."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return "missing"
+    key = (path, st.st_size, st.st_mtime_ns)
+    d = _policy_memo.get(key)
+    if d is None:
+        h = hashlib.sha256()
+        try:
+            with open(path, "rb") as f:
+                for chunk in iter(lambda: f.read(1 << 20), b""):
+                    h.update(chunk)
+            d = h.hexdigest()
+        except OSError:
+            d = "missing"
+        _policy_memo[key] = d
+    return d
+
+
+# ---- GPU facts (part of the schedule cache key) -----------------------------------------------
+UNKNOWN = {"gpu_name": "unknown", "compute_capability": "unknown", "driver_version": "unknown"}
+_facts = {}
+_facts_lock = threading.Lock()
+
+
+def _libcuda():
+    names = [os.environ.get("TRITON_LIBCUDA_PATH"), os.environ.get("SASSTUNE_LIBCUDA"), "libcuda.so.1", "libcuda.so"]
+    for n in names:
+        if not n:
+            continue
+        if os.path.isdir(n):
+            n = os.path.join(n, "libcuda.so.1")
+        try:
+            return ctypes.CDLL(n)
+        except OSError:
+            continue
+    return None
+
+
+def _nvml_driver_version():
+    """The driver's own version ('580.65.06') from NVML, or None."""
+    for n in ("libnvidia-ml.so.1", "libnvidia-ml.so"):
+        try:
+            nvml = ctypes.CDLL(n)
+        except OSError:
+            continue
+        try:
+            init = getattr(nvml, "nvmlInit_v2", None) or nvml.nvmlInit
+            if init() != 0:
+                return None
+            buf = ctypes.create_string_buffer(96)
+            ok = nvml.nvmlSystemGetDriverVersion(buf, ctypes.c_uint(96)) == 0
+            nvml.nvmlShutdown()
+            return buf.value.decode() if ok and buf.value else None
+        except (AttributeError, OSError):
+            return None
+    return None
+
+
+def probe_gpu(device):
+    """{gpu_name, compute_capability, driver_version} of a CUDA device through the driver API:
+    cuDeviceGetName, the compute capability attributes, and the driver version (NVML's
+    '580.65.06' when NVML is there, else cuDriverGetVersion's CUDA version, e.g. '13.0')."""
+    cu = _libcuda()
+    if cu is None:
+        return dict(UNKNOWN)
+    facts = dict(UNKNOWN)
+    try:
+        if cu.cuInit(0) != 0:
+            return facts
+        v = ctypes.c_int(0)
+        drv = _nvml_driver_version()
+        if drv:
+            facts["driver_version"] = drv
+        elif cu.cuDriverGetVersion(ctypes.byref(v)) == 0:
+            facts["driver_version"] = "%d.%d" % (v.value // 1000, (v.value % 1000) // 10)
+        dev = ctypes.c_int(0)
+        if cu.cuDeviceGet(ctypes.byref(dev), ctypes.c_int(device)) != 0:
+            return facts
+        name = ctypes.create_string_buffer(256)
+        if cu.cuDeviceGetName(name, ctypes.c_int(255), dev) == 0:
+            facts["gpu_name"] = name.value.decode("utf-8", "replace").strip() or "unknown"
+        major, minor = ctypes.c_int(0), ctypes.c_int(0)
+        # CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75, _MINOR = 76
+        if cu.cuDeviceGetAttribute(ctypes.byref(major), 75, dev) == 0 and \
+                cu.cuDeviceGetAttribute(ctypes.byref(minor), 76, dev) == 0:
+            facts["compute_capability"] = "%d.%d" % (major.value, minor.value)
+    except (AttributeError, OSError):
+        pass
+    return facts
+
+
+def current_device():
+    """Triton's current device (torch's), or 0 when there is no active GPU driver."""
+    if "torch" in sys.modules:
+        try:
+            torch = sys.modules["torch"]
+            if torch.cuda.is_initialized():
+                return torch.cuda.current_device()
+        except Exception:
+            pass
+    return 0
+
+
+def gpu_facts(device=None):
+    """GPU facts of a device (default: the current one), probed once per device and process."""
+    if device is None:
+        device = current_device()
+    f = _facts.get(device)
+    if f is None:
+        with _facts_lock:
+            f = _facts.get(device)
+            if f is None:
+                f = probe_gpu(device)
+                _facts[device] = f
+    return f
+
+
+def set_gpu_facts(device, facts):
+    """Pin the facts of a device (tests, or a flow that knows them better)."""
+    with _facts_lock:
+        if facts is None:
+            _facts.pop(device, None)
+        else:
+            _facts[device] = dict(UNKNOWN, **facts)
