@@ -528,8 +528,9 @@ static bool waits_between_orig(const ck *c, uint32_t from, uint32_t to, int k, u
 	return false;
 }
 
-/* How the original protects hazard P -> C (original indices, same block): the setter and SB. */
-static bool protection(const ck *c, uint32_t P, uint32_t C, bool war, uint32_t *setter, int *sb)
+/* How the original protects hazard P -> C (original indices, same block): the setter, the SB and
+ * the waiting instruction. */
+static bool protection(const ck *c, uint32_t P, uint32_t C, bool war, uint32_t *setter, int *sb, uint32_t *waiter)
 {
 	const st_sass_insn *p = &c->in[P];
 	int own[2] = {-1, -1};
@@ -544,66 +545,83 @@ static bool protection(const ck *c, uint32_t P, uint32_t C, bool war, uint32_t *
 			*sb = own[t];
 			*setter = P;
 		}
-	if (best != UINT32_MAX)
-		return true;
-	if (own[0] >= 0)
-		return false;
-	/* unclaimed: a later variable-latency producer's SB, waited on before C */
-	for (uint32_t q = P + 1; q < C; q++) {
-		const st_sass_insn *y = &c->in[q];
-		if (!varlat(y) || y->ctrl.wbar == ST_SB_NONE)
-			continue;
-		if (waits_between_orig(c, q, C, y->ctrl.wbar, &at) && at < best) {
-			best = at;
-			*sb = y->ctrl.wbar;
-			*setter = q;
+	if (best == UINT32_MAX && own[0] < 0) {
+		/* unclaimed: a later variable-latency producer's SB, waited on before C */
+		for (uint32_t q = P + 1; q < C; q++) {
+			const st_sass_insn *y = &c->in[q];
+			if (!varlat(y) || y->ctrl.wbar == ST_SB_NONE)
+				continue;
+			if (waits_between_orig(c, q, C, y->ctrl.wbar, &at) && at < best) {
+				best = at;
+				*sb = y->ctrl.wbar;
+				*setter = q;
+			}
 		}
 	}
+	*waiter = best;
 	return best != UINT32_MAX;
 }
 
+/* kind 0: q reads or overwrites what p writes; kind 1: q only overwrites what p reads */
+static bool conflicts(const st_sass_insn *p, const st_sass_insn *q, int kind)
+{
+	bool raw = false, war = false;
+	for (unsigned d = 0; d < p->ndefs; d++) {
+		if (p->defs[d].file == ST_RF_B)
+			continue;
+		for (unsigned u = 0; u < q->nuses; u++)
+			raw = raw || meets(&p->defs[d], &q->uses[u]);
+		for (unsigned e = 0; e < q->ndefs; e++)
+			raw = raw || meets(&p->defs[d], &q->defs[e]);
+	}
+	for (unsigned u = 0; u < p->nuses; u++)
+		for (unsigned e = 0; e < q->ndefs; e++)
+			war = war || (p->uses[u].file != ST_RF_B && meets(&p->uses[u], &q->defs[e]));
+	return kind == 0 ? raw : war && !raw;
+}
+
+/* Every variable-latency result (and late-read source) is still covered: the SB that protected its
+ * first consumer in the original is still set, and no instruction that depends on it now issues
+ * before the first wait on that SB (instructions unprotected in the original too are not judged). */
 static void check_coverage(ck *c)
 {
 	for (uint32_t P = 0; P < c->n; P++) {
 		const st_sass_insn *p = &c->in[P];
 		if (!varlat(p))
 			continue;
-		unsigned found = 0;
-		for (uint32_t C = P + 1; C < c->n; C++) {
-			if (c->in[C].block != p->block || found >= CK_CONSUMERS)
-				break;
-			const st_sass_insn *y = &c->in[C];
-			bool raw = false, war = false;
-			for (unsigned d = 0; d < p->ndefs; d++) {
-				if (p->defs[d].file == ST_RF_B)
-					continue;
-				for (unsigned u = 0; u < y->nuses; u++)
-					raw = raw || meets(&p->defs[d], &y->uses[u]);
-				for (unsigned e = 0; e < y->ndefs; e++)
-					raw = raw || meets(&p->defs[d], &y->defs[e]);
-			}
-			for (unsigned u = 0; u < p->nuses; u++)
-				for (unsigned e = 0; e < y->ndefs; e++)
-					war = war || (p->uses[u].file != ST_RF_B && meets(&p->uses[u], &y->defs[e]));
-			if (!raw && !war)
-				continue;
-			found++;
-			uint32_t setter;
+		for (int kind = 0; kind < 2; kind++) {
+			uint32_t C1 = UINT32_MAX;
+			for (uint32_t q = P + 1; q < c->n && c->in[q].block == p->block; q++)
+				if (conflicts(p, &c->in[q], kind)) {
+					C1 = q;
+					break;
+				}
+			uint32_t setter, worig;
 			int k;
-			if (!protection(c, P, C, war && !raw, &setter, &k))
-				continue; /* the original relies on something else (timing, another block): not judged */
-			uint32_t tp = c->inv[P], ts = c->inv[setter], tc = c->inv[C], at;
-			if (tc < tp)
-				continue; /* reported as an order violation */
-			if (!(sbs(c->ct[ts]) >> k & 1))
-				violation(c, ts, "%s no longer sets SB%d, which protects %s at 0x%x", c->in[setter].opcode, k, y->opcode,
-					  16 * tc);
-			else if (ts < tp || ts > tc)
-				violation(c, tc, "%s (0x%x) no longer lies between %s and %s: the wait on SB%d does not cover it",
-					  c->in[setter].opcode, 16 * ts, p->opcode, y->opcode, k);
-			else if (!waits_between(c, ts, tc, k, &at))
-				violation(c, tc, "%s reads or writes what %s (0x%x) produces without a wait on SB%d before it",
-					  y->opcode, p->opcode, 16 * tp, k);
+			if (C1 == UINT32_MAX || !protection(c, P, C1, kind == 1, &setter, &k, &worig))
+				continue;
+			uint32_t tp = c->inv[P], ts = c->inv[setter], last = c->blast[c->in[tp].block];
+			if (!(sbs(c->ct[ts]) >> k & 1)) {
+				violation(c, ts, "%s no longer sets SB%d, which protects what %s (0x%x) produces", c->in[setter].opcode,
+					  k, p->opcode, 16 * tp);
+				continue;
+			}
+			if (ts < tp) {
+				violation(c, ts, "%s (SB%d) now issues before %s (0x%x), whose result it protected", c->in[setter].opcode,
+					  k, p->opcode, 16 * tp);
+				continue;
+			}
+			uint32_t tw = last + 1, at;
+			if (waits_between(c, ts, last, k, &at))
+				tw = at;
+			for (uint32_t q = tp + 1; q < tw && q <= last; q++) {
+				uint32_t Q = c->map[q];
+				if (Q <= P || Q == setter || Q < worig || !conflicts(p, &c->in[Q], kind))
+					continue; /* unprotected in the original too, or ordered elsewhere */
+				violation(c, q, "%s %s what %s (0x%x) produces before the wait on SB%d%s", c->in[Q].opcode,
+					  kind ? "overwrites a source of" : "reads or writes", p->opcode, 16 * tp, k,
+					  tw > last ? " (none left in the block)" : "");
+			}
 		}
 	}
 }

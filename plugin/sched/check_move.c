@@ -234,10 +234,11 @@ static st_status check_stall(const st_sched *s, uint32_t j, int delta, walk *w, 
 	touch(w, j);
 	char pre[96];
 	snprintf(pre, sizeof pre, "stall of 0x%x (%s) %u -> %d", 16 * j, x->opcode, c.stall, c.stall - delta);
+	if (sets_of(c))
+		return illegal(err, "%s: it sets SB%d; stalls on scoreboard-setting instructions are never lowered", pre,
+			       first_bit(sets_of(c)));
 	if (!(ix->flags & SC_ALU))
 		return illegal(err, "%s: only fixed-latency math instructions have their stall lowered", pre);
-	if (sets_of(c))
-		return illegal(err, "%s: it sets a scoreboard; stalls on such instructions are never lowered", pre);
 	if (c.stall - delta < 1)
 		return illegal(err, "%s: stalls are not lowered below 1", pre);
 	uint32_t first = m->bfirst[ix->block], last = m->blast[ix->block];

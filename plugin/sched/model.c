@@ -474,68 +474,108 @@ static int clampl(int l)
 	return l < 0 ? 0 : l > SC_LIMIT ? SC_LIMIT : l;
 }
 
+/* lout: only consumers near a block start (original issue cycle < their latency) can meet a
+ * producer at a block end too early; any other consumer C is protected by its own rule
+ * t(C) >= min(orig_t(C), lin(C)) with lin(C) >= the latency (docs/sched.md, "block ends").
+ * lin: the longest latency from any instruction sharing a register (by opcode signature). */
+typedef struct ilist { uint32_t *v; size_t n, cap; } ilist;
+
+static bool ilist_add(ilist *l, uint32_t x)
+{
+	if (l->n && l->v[l->n - 1] == x)
+		return true;
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 8;
+		uint32_t *p = realloc(l->v, cap * sizeof *p);
+		if (!p)
+			return false;
+		l->v = p;
+		l->cap = cap;
+	}
+	l->v[l->n++] = x;
+	return true;
+}
+
 static st_status exposure(sc_model *m, st_error *err)
 {
 	ulist *units = calloc(NUNITS, sizeof *units);
+	ilist *heads = calloc(NUNITS, sizeof *heads);
 	ulist specials = {0}, writers = {0};
+	ilist shead = {0};
+	uint32_t *stamp = calloc(m->n ? m->n : 1, sizeof *stamp);
+	bool unk[NUNITS] = {false}; /* touched by an instruction the tables do not know */
 	st_status rc = ST_OK;
-	if (!units)
+	if (!units || !heads || !stamp) {
+		free(units);
+		free(heads);
+		free(stamp);
 		return st_error_set(err, ST_ENOMEM, "sched: out of memory");
+	}
 	for (uint32_t i = 0; i < m->n && !rc; i++) {
 		const st_sass_insn *x = &m->in[i];
-		if (m->si[i].flags & SC_UNKNOWN)
-			continue;
-		for (unsigned d = 0; d < x->ndefs && !rc; d++)
-			for (unsigned r = 0; r < x->defs[d].count; r++) {
-				int u = unit_of(x->defs[d].file, x->defs[d].index + r);
-				if (u >= 0 && !ulist_add(&units[u], m->in, i, x->defs[d].slot, 1))
-					rc = ST_ENOMEM;
-			}
-		for (unsigned d = 0; d < x->nuses && !rc; d++)
-			for (unsigned r = 0; r < x->uses[d].count; r++) {
-				int u = unit_of(x->uses[d].file, x->uses[d].index + r);
-				if (u >= 0 && !ulist_add(&units[u], m->in, i, x->uses[d].slot, 0))
-					rc = ST_ENOMEM;
-			}
-		if (!rc && (m->si[i].flags & SC_SPECIAL) && !ulist_add(&specials, m->in, i, -1, 0))
+		bool head = m->si[i].orig_t < SC_LIMIT;
+		for (int pass = 0; pass < 2 && !rc; pass++) {
+			const st_sass_reg *regs = pass ? x->uses : x->defs;
+			unsigned nr = pass ? x->nuses : x->ndefs;
+			for (unsigned d = 0; d < nr && !rc; d++)
+				for (unsigned r = 0; r < regs[d].count && !rc; r++) {
+					int u = unit_of(regs[d].file, regs[d].index + r);
+					if (u < 0)
+						continue;
+					if (m->si[i].flags & SC_UNKNOWN)
+						unk[u] = true;
+					else if (!ulist_add(&units[u], m->in, i, regs[d].slot, !pass))
+						rc = ST_ENOMEM;
+					if (head && !ilist_add(&heads[u], i))
+						rc = ST_ENOMEM;
+				}
+		}
+		if (!rc && (m->si[i].flags & SC_SPECIAL) && !(m->si[i].flags & SC_UNKNOWN) &&
+		    !ulist_add(&specials, m->in, i, -1, 0))
 			rc = ST_ENOMEM;
-		if (!rc && x->ndefs && !ulist_add(&writers, m->in, i, x->defs[0].slot, 1))
+		if (!rc && head && ((m->si[i].flags & (SC_SPECIAL | SC_UNKNOWN))) && !ilist_add(&shead, i))
+			rc = ST_ENOMEM;
+		if (!rc && x->ndefs && !(m->si[i].flags & SC_UNKNOWN) && !ulist_add(&writers, m->in, i, x->defs[0].slot, 1))
 			rc = ST_ENOMEM;
 	}
 	for (uint32_t i = 0; i < m->n && !rc; i++) {
 		const st_sass_insn *x = &m->in[i];
 		sc_info *si = &m->si[i];
 		int out = 0, in = 0;
+		/* out: consumers near block starts */
+		for (int pass = 0; pass < 3; pass++) {
+			const st_sass_reg *regs = pass == 0 ? x->defs : x->uses;
+			unsigned nr = pass == 0 ? x->ndefs : pass == 1 ? x->nuses : 0;
+			const ilist *cand = pass == 2 ? &shead : NULL;
+			for (unsigned d = 0; d < nr || (cand && d == 0); d++) {
+				for (unsigned r = 0; cand ? r == 0 : r < regs[d].count; r++) {
+					const ilist *l = cand;
+					if (!l) {
+						int u = unit_of(regs[d].file, regs[d].index + r);
+						if (u < 0)
+							continue;
+						l = &heads[u];
+					}
+					for (size_t j = 0; j < l->n; j++) {
+						uint32_t c = l->v[j];
+						if (stamp[c] == i + 1)
+							continue;
+						stamp[c] = i + 1;
+						int lat = sc_latency(m, i, c, NULL, 0);
+						if (lat > m->si[c].orig_t && lat > out)
+							out = lat > SC_LIMIT ? SC_LIMIT : lat;
+					}
+				}
+				if (cand)
+					break;
+			}
+		}
 		if (si->flags & SC_UNKNOWN) {
-			si->lout = si->lin = SC_LIMIT;
+			si->lout = (uint8_t)(out > 2 ? out : 2);
+			si->lin = SC_LIMIT;
 			continue;
 		}
-		for (unsigned d = 0; d < x->ndefs; d++) {
-			const st_sass_reg *r = &x->defs[d];
-			if (r->file == ST_RF_B)
-				continue;
-			int res = res_of(r->file);
-			for (unsigned k = 0; k < r->count; k++) {
-				int u = unit_of(r->file, r->index + k);
-				for (size_t j = 0; u >= 0 && j < units[u].n; j++) {
-					const usig *g = &units[u].v[j];
-					const st_sass_insn *y = &m->in[g->idx];
-					int lo = table_lat(m, x, r->slot, y, g->slot, res, g->role ? ST_DEP_OUTPUT : ST_DEP_TRUE);
-					int li = table_lat(m, y, g->slot, x, r->slot, res, g->role ? ST_DEP_OUTPUT : ST_DEP_ANTI);
-					if (!g->role && lo < 0 && !(si->flags & SC_VARLAT))
-						lo = SC_LIMIT; /* as sc_latency: unknown true latency */
-					if (!g->role && (m->si[g->idx].flags & SC_VARLAT) && m->in[g->idx].ctrl.rbar == ST_SB_NONE)
-						li = SC_LIMIT;
-					out = clampl(lo) > out ? clampl(lo) : out;
-					in = clampl(li) > in ? clampl(li) : in;
-				}
-			}
-			for (size_t j = 0; j < specials.n; j++) {
-				int l = table_lat(m, x, r->slot, &m->in[specials.v[j].idx], -1, res, ST_DEP_TRUE);
-				if (m->in[specials.v[j].idx].lat_cond && clampl(l) > out)
-					out = clampl(l);
-			}
-		}
+		/* in: every producer signature sharing a register */
 		for (unsigned d = 0; d < x->nuses; d++) {
 			const st_sass_reg *r = &x->uses[d];
 			if (r->file == ST_RF_B)
@@ -547,33 +587,45 @@ static st_status exposure(sc_model *m, st_error *err)
 					const usig *g = &units[u].v[j];
 					if (!g->role)
 						continue;
-					const st_sass_insn *y = &m->in[g->idx];
-					int lo = table_lat(m, x, r->slot, y, g->slot, res, ST_DEP_ANTI);
-					int li = table_lat(m, y, g->slot, x, r->slot, res, ST_DEP_TRUE);
-					if ((si->flags & SC_VARLAT) && x->ctrl.rbar == ST_SB_NONE)
-						lo = SC_LIMIT;
+					int li = table_lat(m, &m->in[g->idx], g->slot, x, r->slot, res, ST_DEP_TRUE);
 					if (li < 0 && !(m->si[g->idx].flags & SC_VARLAT))
 						li = SC_LIMIT;
-					out = clampl(lo) > out ? clampl(lo) : out;
 					in = clampl(li) > in ? clampl(li) : in;
 				}
 			}
 		}
+		for (unsigned d = 0; d < x->ndefs; d++) {
+			const st_sass_reg *r = &x->defs[d];
+			if (r->file == ST_RF_B)
+				continue;
+			int res = res_of(r->file);
+			for (unsigned k = 0; k < r->count; k++) {
+				int u = unit_of(r->file, r->index + k);
+				for (size_t j = 0; u >= 0 && j < units[u].n; j++) {
+					const usig *g = &units[u].v[j];
+					const st_sass_insn *y = &m->in[g->idx];
+					int li = table_lat(m, y, g->slot, x, r->slot, res, g->role ? ST_DEP_OUTPUT : ST_DEP_ANTI);
+					if (!g->role && (m->si[g->idx].flags & SC_VARLAT) && y->ctrl.rbar == ST_SB_NONE)
+						li = SC_LIMIT;
+					in = clampl(li) > in ? clampl(li) : in;
+				}
+			}
+		}
+		for (int pass = 0; pass < 2; pass++) {
+			const st_sass_reg *regs = pass ? x->uses : x->defs;
+			unsigned nr = pass ? x->nuses : x->ndefs;
+			for (unsigned d = 0; d < nr; d++)
+				for (unsigned k = 0; k < regs[d].count; k++) {
+					int u = unit_of(regs[d].file, regs[d].index + k);
+					if (u >= 0 && unk[u])
+						in = SC_LIMIT;
+				}
+		}
 		if (si->flags & SC_SPECIAL) {
-			for (size_t j = 0; j < writers.n; j++) {
-				const st_sass_insn *y = &m->in[writers.v[j].idx];
-				int l = special_lat(m, y, x);
-				in = clampl(l) > in ? clampl(l) : in;
-				l = special_lat(m, x, y);
-				out = clampl(l) > out ? clampl(l) : out;
-			}
-			for (size_t j = 0; j < specials.n; j++) {
-				const st_sass_insn *y = &m->in[specials.v[j].idx];
-				int l = special_lat(m, y, x);
-				in = clampl(l) > in ? clampl(l) : in;
-				l = special_lat(m, x, y);
-				out = clampl(l) > out ? clampl(l) : out;
-			}
+			for (size_t j = 0; j < writers.n; j++)
+				in = clampl(special_lat(m, &m->in[writers.v[j].idx], x)) > in ? clampl(special_lat(m, &m->in[writers.v[j].idx], x)) : in;
+			for (size_t j = 0; j < specials.n; j++)
+				in = clampl(special_lat(m, &m->in[specials.v[j].idx], x)) > in ? clampl(special_lat(m, &m->in[specials.v[j].idx], x)) : in;
 		}
 		if (sets_of(x->ctrl) && out < 2)
 			out = 2; /* set-to-wait */
@@ -582,9 +634,14 @@ static st_status exposure(sc_model *m, st_error *err)
 		si->lout = (uint8_t)out;
 		si->lin = (uint8_t)in;
 	}
-	for (size_t u = 0; u < NUNITS; u++)
+	for (size_t u = 0; u < NUNITS; u++) {
 		free(units[u].v);
+		free(heads[u].v);
+	}
 	free(units);
+	free(heads);
+	free(shead.v);
+	free(stamp);
 	free(specials.v);
 	free(writers.v);
 	return rc ? st_error_set(err, rc, "sched: out of memory") : ST_OK;
