@@ -89,7 +89,7 @@ class Error(ctypes.Structure):
 
 def store_entry(cache_dir, stock, tuned, kernel, ptxas_version, facts=None):
     """Insert a schedule-cache entry for `stock` -> `tuned` with the key the adapter will ask for."""
-    dll = ctypes.CDLL(_lib.load().path)
+    dll = ctypes.CDLL(_lib.find_library())
     facts = facts or _settings.gpu_facts()
     e = lambda s: s.encode() if s is not None else None  # noqa: E731
     k = KeyFields(e(hashlib.sha256(stock).hexdigest()), e(kernel), e(facts["gpu_name"]),
