@@ -1,0 +1,245 @@
+/* The legality model's GPU soundness campaign, for one kernel (test/gpu/soundness.sh runs it on
+ * every fixture).  One runtime session per input seed, many candidates per session: each walk
+ * starts from the original schedule, applies 1..MAX random legal moves, and the result is
+ * verified bit for bit against the original on the session's input sets.  Walks rotate over four
+ * modes so that a failure can be attributed: the default setting, the wide setting, wide swaps
+ * only, control-code edits only.  Every failing candidate is kept (cubin + schedule) with the
+ * independent checker's verdict on it.
+ *
+ * usage: soundness CUBIN LISTING LAUNCH.json OUT_DIR [--walks N] [--max-moves M] [--seed S]
+ *                  [--rotate R]
+ * Writes OUT_DIR/summary.json and OUT_DIR/failures/ (walk-W.cubin, walk-W.json). */
+#include "sasstune/cubin.h"
+#include "sasstune/runtime.h"
+#include "sasstune/sched.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+enum { M_DEFAULT, M_WIDE, M_SWAPS, M_CTRL, NMODES };
+static const char *const mode_name[NMODES] = {"default", "wide", "wide-swaps-only", "ctrl-only"};
+enum { R_OK, R_MISMATCH, R_CRASH, R_TIMEOUT, R_ERROR, NRES };
+static const char *const res_name[NRES] = {"ok", "mismatch", "crash", "timeout", "error"};
+
+static double now(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static uint64_t rng;
+static uint64_t next(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+static int write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	if (!f)
+		return -1;
+	int rc = fputs(text, f) < 0;
+	return fclose(f) || rc ? -1 : 0;
+}
+
+static int die(const char *what, const st_error *err)
+{
+	fprintf(stderr, "soundness: %s: %s\n", what, err->msg);
+	return 1;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 5) {
+		fprintf(stderr, "usage: soundness CUBIN LISTING LAUNCH.json OUT_DIR [--walks N] [--max-moves M] [--seed S] "
+				"[--rotate R]\n");
+		return 2;
+	}
+	const char *cubin_path = argv[1], *listing = argv[2], *launch_path = argv[3], *out = argv[4];
+	unsigned walks = 1000, max_moves = 64, rotate = 250;
+	unsigned long long seed = 1;
+	for (int i = 5; i + 1 < argc; i += 2) {
+		unsigned long v = strtoul(argv[i + 1], NULL, 0);
+		if (!strcmp(argv[i], "--walks"))
+			walks = (unsigned)v;
+		else if (!strcmp(argv[i], "--max-moves"))
+			max_moves = v ? (unsigned)v : 1;
+		else if (!strcmp(argv[i], "--seed"))
+			seed = v;
+		else if (!strcmp(argv[i], "--rotate"))
+			rotate = v ? (unsigned)v : 1;
+		else {
+			fprintf(stderr, "soundness: unknown option %s\n", argv[i]);
+			return 2;
+		}
+	}
+	char path[4096];
+	mkdir(out, 0777);
+	snprintf(path, sizeof path, "%s/failures", out);
+	mkdir(path, 0777);
+	st_error err = {0};
+	st_cubin *orig = NULL;
+	st_launch *spec = NULL;
+	if (st_cubin_open_file(cubin_path, &orig, &err))
+		return die(cubin_path, &err);
+	if (st_launch_load(launch_path, &spec, &err))
+		return die(launch_path, &err);
+	const char *kname = st_launch_kernel(spec);
+	size_t ki = st_cubin_find_kernel(orig, kname);
+	if (ki == ST_CUBIN_NONE) {
+		fprintf(stderr, "soundness: %s has no kernel %s\n", cubin_path, kname);
+		return 1;
+	}
+	st_sass_opts so = {0};
+	so.listing = listing;
+	st_sass_kernel *k = NULL;
+	if (st_sass_decode(orig, kname, &so, &k, &err))
+		return die("decode", &err);
+	st_sched *s[NMODES] = {NULL};
+	for (int m = 0; m < NMODES; m++) {
+		unsigned flags = m == M_DEFAULT ? 0 : m == M_SWAPS ? ST_SCHED_WIDE | ST_SCHED_NO_CTRL : ST_SCHED_WIDE;
+		if (st_sched_new(k, orig, flags, &s[m], &err))
+			return die("sched", &err);
+	}
+	size_t size;
+	const uint8_t *data = st_cubin_data(orig, &size);
+	unsigned counts[NMODES][NRES] = {{0}}, checker_bad[NMODES] = {0};
+	unsigned long long moves_by_kind[5] = {0}, moves_total = 0;
+	unsigned sessions = 0, restarts = 0;
+	double t_start = now(), t_verify = 0, t_walk = 0;
+	char device[128] = "", failures_json[1 << 16] = "";
+	size_t flen = 0;
+	int deterministic = 1;
+	st_session *sess = NULL;
+	rng = seed * 0x9e3779b97f4a7c15ull + 1;
+	for (unsigned w = 0; w < walks; w++) {
+		if (w % rotate == 0) { /* fresh input sets */
+			st_session_close(sess);
+			sess = NULL;
+			st_runtime_options ro;
+			st_runtime_options_init(&ro);
+			ro.seed = seed * 1000 + w / rotate + 1;
+			if (st_session_open(data, size, spec, &ro, &sess, &err))
+				return die("session", &err);
+			st_session_info info;
+			st_session_get_info(sess, &info);
+			snprintf(device, sizeof device, "%s", info.device);
+			deterministic = deterministic && info.deterministic;
+			sessions++;
+		}
+		int mode = (int)(w % NMODES);
+		st_sched *st = s[mode];
+		double t0 = now();
+		st_sched_reset(st);
+		unsigned want = 1 + (unsigned)(next() % max_moves);
+		for (unsigned i = 0; i < want; i++) {
+			size_t nm = st_sched_move_count(st);
+			if (!nm)
+				break;
+			st_move mv;
+			if (mode == M_CTRL) { /* pick among control edits only */
+				size_t nctrl = 0;
+				for (size_t j = 0; j < nm; j++)
+					nctrl += st_sched_move(st, j).kind != ST_MOVE_SWAP;
+				if (!nctrl)
+					break;
+				size_t pick = (size_t)(next() % nctrl);
+				for (size_t j = 0;; j++) {
+					mv = st_sched_move(st, j);
+					if (mv.kind != ST_MOVE_SWAP && pick-- == 0)
+						break;
+				}
+			} else {
+				mv = st_sched_move(st, (size_t)(next() % nm));
+			}
+			if (st_sched_apply(st, mv, &err))
+				return die("apply", &err);
+			moves_by_kind[mv.kind < 5 ? mv.kind : 4]++;
+			moves_total++;
+		}
+		st_cubin *cand = NULL;
+		if (st_cubin_open_mem(data, size, "candidate", &cand, &err) || st_sched_to_cubin(st, cand, ki, &err))
+			return die("materialise", &err);
+		t_walk += now() - t0;
+		size_t csize;
+		const uint8_t *cdata = st_cubin_data(cand, &csize);
+		t0 = now();
+		st_error verr = {0};
+		st_status vr = st_session_verify(sess, cdata, csize, &verr);
+		t_verify += now() - t0;
+		int r = vr == ST_OK ? R_OK : vr == ST_EMISMATCH ? R_MISMATCH : vr == ST_ECRASH ? R_CRASH
+			: vr == ST_ETIMEOUT ? R_TIMEOUT : R_ERROR;
+		counts[mode][r]++;
+		if (r != R_OK) {
+			size_t bad = 0;
+			st_error cerr = {0};
+			st_check_kernel(orig, cand, kname, &so, NULL, NULL, &bad, &cerr);
+			checker_bad[mode] += bad != 0;
+			snprintf(path, sizeof path, "%s/failures/walk-%u.cubin", out, w);
+			st_cubin_write_file(cand, path, &cerr);
+			st_schedule *sch = NULL;
+			char *json = NULL;
+			if (!st_schedule_new(&sch, &cerr) && !st_sched_to_schedule(st, sch, &cerr))
+				json = st_schedule_to_json(sch);
+			snprintf(path, sizeof path, "%s/failures/walk-%u.json", out, w);
+			if (json)
+				write_text(path, json);
+			free(json);
+			st_schedule_free(sch);
+			if (flen + 512 < sizeof failures_json)
+				flen += (size_t)snprintf(failures_json + flen, sizeof failures_json - flen,
+							 "%s{\"walk\": %u, \"mode\": \"%s\", \"moves\": %zu, \"result\": \"%s\", "
+							 "\"checker_violations\": %zu}",
+							 flen ? ", " : "", w, mode_name[mode], st_sched_depth(st), res_name[r], bad);
+			fprintf(stderr, "soundness: %s walk %u (%s, %zu moves): %s: %s\n", kname, w, mode_name[mode],
+				st_sched_depth(st), res_name[r], verr.msg);
+			if (r == R_CRASH || r == R_TIMEOUT)
+				restarts++;
+		}
+		st_cubin_free(cand);
+		if ((w + 1) % 100 == 0)
+			fprintf(stderr, "soundness: %s: %u/%u walks\n", kname, w + 1, walks);
+	}
+	st_session_close(sess);
+	/* summary.json */
+	char buf[1 << 17];
+	size_t n = 0;
+	n += (size_t)snprintf(buf + n, sizeof buf - n,
+			      "{\"cubin\": \"%s\", \"kernel\": \"%s\", \"device\": \"%s\", \"instructions\": %zu, "
+			      "\"walks\": %u, \"max_moves\": %u, \"seed\": %llu, \"sessions\": %u, \"deterministic\": %s, "
+			      "\"moves\": {\"total\": %llu, \"swap\": %llu, \"stall\": %llu, \"yield\": %llu, \"reuse\": %llu}, "
+			      "\"seconds\": %.1f, \"walk_seconds\": %.1f, \"verify_seconds\": %.1f, \"modes\": {",
+			      cubin_path, kname, device, st_sass_count(k), walks, max_moves, seed, sessions,
+			      deterministic ? "true" : "false", moves_total, moves_by_kind[0], moves_by_kind[1], moves_by_kind[2],
+			      moves_by_kind[3], now() - t_start, t_walk, t_verify);
+	unsigned fails = 0;
+	for (int m = 0; m < NMODES; m++) {
+		n += (size_t)snprintf(buf + n, sizeof buf - n, "%s\"%s\": {", m ? ", " : "", mode_name[m]);
+		for (int r = 0; r < NRES; r++) {
+			n += (size_t)snprintf(buf + n, sizeof buf - n, "%s\"%s\": %u", r ? ", " : "", res_name[r], counts[m][r]);
+			if (r != R_OK)
+				fails += counts[m][r];
+		}
+		n += (size_t)snprintf(buf + n, sizeof buf - n, ", \"failures_the_checker_caught\": %u}", checker_bad[m]);
+	}
+	n += (size_t)snprintf(buf + n, sizeof buf - n, "}, \"failed\": %u, \"failures\": [%s]}\n", fails, failures_json);
+	snprintf(path, sizeof path, "%s/summary.json", out);
+	if (write_text(path, buf))
+		fprintf(stderr, "soundness: cannot write %s: %s\n", path, strerror(errno));
+	fputs(buf, stdout);
+	for (int m = 0; m < NMODES; m++)
+		st_sched_free(s[m]);
+	st_sass_free(k);
+	st_launch_free(spec);
+	st_cubin_free(orig);
+	(void)restarts;
+	return fails ? 3 : 0;
+}
