@@ -43,7 +43,7 @@ typedef struct st_plugin_kernel {
 	const char *kernel;       /* entry name, e.g. "matmul_kernel" */
 	const char *arch;         /* "sm_90" */
 	const char *ptxas_version;/* e.g. "12.8.93" */
-	const char *launch_json;  /* a launch spec (see docs/launch-spec.md), enables GPU tuning */
+	const char *launch_json;  /* a launch spec (see docs/runtime.md), enables GPU tuning */
 	const char *options_json; /* per-call overrides of SASSTUNE_* settings, or NULL */
 } st_plugin_kernel;
 
