@@ -34,4 +34,5 @@ if [ ${#need_pip[@]} -gt 0 ]; then
   # triton's wheel is large but brings the ptxas/nvdisasm 12.8 matching the Triton cubins.
   $PY -m pip install -q --no-deps "${need_pip[@]}" 2>&1 | grep -v "^\[notice\]" || true
 fi
+$PY -c 'import pytest' 2>/dev/null || $PY -m pip install -q pytest 2>&1 | grep -v "^\[notice\]" || true  # the Triton adapter's tests (with its dependencies)
 echo "install-deps: ok"

@@ -15,9 +15,11 @@ from ._settings import log
 _done = False
 _lock = threading.Lock()
 
-PTH_NAME = "sasstune-autoload.pth"
-PTH_LINE = ('import os; os.environ.get("SASSTUNE", "").strip().lower() not in ("", "0", "false", "no", "off") '
-            'and __import__("sasstune")\n')
+import os as _os
+
+PTH_NAME = "sasstune-autoload.pth"  # its name in site-packages
+with open(_os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "autoload.pth")) as _f:
+    PTH_LINE = _f.read()  # imports nothing unless SASSTUNE is set
 
 
 def _enable_quietly():
