@@ -96,8 +96,9 @@ static st_status check_swap(const st_sched *s, uint32_t i, sc_fix *fix, walk *w,
 	const sc_info *ia = &m->si[A], *ib = &m->si[B];
 	touch(w, i);
 	touch(w, i + 1);
-	char pre[64];
-	snprintf(pre, sizeof pre, "swap 0x%x/0x%x", 16 * i, 16 * (i + 1));
+	char pre[64] = "";
+	if (err)
+		snprintf(pre, sizeof pre, "swap 0x%x/0x%x", 16 * i, 16 * (i + 1));
 	if (ia->block != ib->block)
 		return illegal(err, "%s crosses the block boundary at 0x%x (%s -> %s)", pre, 16 * (i + 1), a->opcode, b->opcode);
 	if (i == m->bfirst[ia->block])
@@ -112,8 +113,8 @@ static st_status check_swap(const st_sched *s, uint32_t i, sc_fix *fix, walk *w,
 	if (!(m->flags & ST_SCHED_WIDE) && !((ia->flags | ib->flags) & SC_PROTO))
 		return illegal(err, "%s moves neither a load, a store nor an async copy (%s, %s): allowed only in the wide setting",
 			       pre, a->opcode, b->opcode);
-	char why[192];
-	if (sc_ordered((sc_model *)m, A, B, why, sizeof why))
+	char why[192] = "";
+	if (sc_ordered((sc_model *)m, A, B, err ? why : NULL, sizeof why))
 		return illegal(err, "%s breaks %s", pre, why);
 	st_ctrl ca = s->ctrl[A], cb = s->ctrl[B];
 	if (cb.wait & sets_of(ca))
@@ -134,17 +135,19 @@ static st_status check_swap(const st_sched *s, uint32_t i, sc_fix *fix, walk *w,
 		d += cur(s, j).stall;
 		uint32_t P = s->at[j];
 		char what[160];
-		int r = required(s, P, B, what, sizeof what);
+		int r = required(s, P, B, err ? what : NULL, sizeof what);
 		if (r > d && r - d > need_pre) {
 			need_pre = r - d;
-			snprintf(wpre, sizeof wpre, "%s, %d cycles apart, needs %d", what, d, r);
+			if (err)
+				snprintf(wpre, sizeof wpre, "%s, %d cycles apart, needs %d", what, d, r);
 		}
 		int sb;
 		r = sb_required(s, P, B, cb.wait, &sb);
 		if (r > d && r - d > need_pre) {
 			need_pre = r - d;
-			snprintf(wpre, sizeof wpre, "set-to-wait on SB%d (%s -> %s), %d cycles apart, needs %d", sb,
-				 m->in[P].opcode, b->opcode, d, r);
+			if (err)
+				snprintf(wpre, sizeof wpre, "set-to-wait on SB%d (%s -> %s), %d cycles apart, needs %d", sb,
+					 m->in[P].opcode, b->opcode, d, r);
 		}
 		if (j == first) {
 			if (d < head_need && head_need - d > need_pre) {
@@ -170,17 +173,19 @@ static st_status check_swap(const st_sched *s, uint32_t i, sc_fix *fix, walk *w,
 		touch(w, j);
 		uint32_t C = s->at[j];
 		char what[160];
-		int r = required(s, A, C, what, sizeof what);
+		int r = required(s, A, C, err ? what : NULL, sizeof what);
 		if (r > d && r - d > need_a) {
 			need_a = r - d;
-			snprintf(wa, sizeof wa, "%s, %d cycles apart, needs %d", what, d, r);
+			if (err)
+				snprintf(wa, sizeof wa, "%s, %d cycles apart, needs %d", what, d, r);
 		}
 		int sb;
 		r = sb_required(s, A, C, s->ctrl[C].wait, &sb);
 		if (r > d && r - d > need_a) {
 			need_a = r - d;
-			snprintf(wa, sizeof wa, "set-to-wait on SB%d (%s -> %s), %d cycles apart, needs %d", sb, a->opcode,
-				 m->in[C].opcode, d, r);
+			if (err)
+				snprintf(wa, sizeof wa, "set-to-wait on SB%d (%s -> %s), %d cycles apart, needs %d", sb,
+					 a->opcode, m->in[C].opcode, d, r);
 		}
 		d += s->ctrl[C].stall;
 		if (++steps >= SC_WINDOW && d < SC_LIMIT)
@@ -232,8 +237,9 @@ static st_status check_stall(const st_sched *s, uint32_t j, int delta, walk *w, 
 	const sc_info *ix = &m->si[X];
 	st_ctrl c = s->ctrl[X];
 	touch(w, j);
-	char pre[96];
-	snprintf(pre, sizeof pre, "stall of 0x%x (%s) %u -> %d", 16 * j, x->opcode, c.stall, c.stall - delta);
+	char pre[96] = "";
+	if (err)
+		snprintf(pre, sizeof pre, "stall of 0x%x (%s) %u -> %d", 16 * j, x->opcode, c.stall, c.stall - delta);
 	if (sets_of(c))
 		return illegal(err, "%s: it sets SB%d; stalls on scoreboard-setting instructions are never lowered", pre,
 			       first_bit(sets_of(c)));
@@ -268,7 +274,7 @@ static st_status check_stall(const st_sched *s, uint32_t j, int delta, walk *w, 
 			touch(w, q);
 			uint32_t C = s->at[q];
 			char what[160];
-			int r = required(s, P, C, what, sizeof what);
+			int r = required(s, P, C, err ? what : NULL, sizeof what);
 			if (r > dp + dc - delta)
 				return illegal(err, "%s breaks %s: %d cycles, needs %d", pre, what, dp + dc - delta, r);
 			int sb;

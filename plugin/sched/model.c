@@ -176,7 +176,23 @@ static int special_lat(sc_model *m, const st_sass_insn *p, const st_sass_insn *c
 	return best;
 }
 
+static int pair_latency(sc_model *m, uint32_t pi, uint32_t ci, char *what, size_t wn);
+
 int sc_latency(sc_model *m, uint32_t pi, uint32_t ci, char *what, size_t wn)
+{
+	if (what && wn)
+		return pair_latency(m, pi, ci, what, wn);
+	uint64_t key = (uint64_t)1 << 63 | (uint64_t)pi << 32 | ci; /* table keys stay below bit 49 */
+	int16_t v;
+	if (m->memo && memo_get(m->memo, key, &v))
+		return v;
+	v = (int16_t)pair_latency(m, pi, ci, NULL, 0);
+	if (m->memo)
+		memo_put(m->memo, key, v);
+	return v;
+}
+
+static int pair_latency(sc_model *m, uint32_t pi, uint32_t ci, char *what, size_t wn)
 {
 	const st_sass_insn *p = &m->in[pi], *c = &m->in[ci];
 	const sc_info *sp = &m->si[pi], *sc = &m->si[ci];
@@ -291,7 +307,7 @@ bool sc_ordered(sc_model *m, uint32_t pi, uint32_t ci, char *why, size_t n)
 	const st_sass_insn *p = &m->in[pi], *c = &m->in[ci];
 	const sc_info *sp = &m->si[pi], *sc = &m->si[ci];
 	char tmp[160];
-	if (sc_latency(m, pi, ci, tmp, sizeof tmp) >= 0) {
+	if (sc_latency(m, pi, ci, why ? tmp : NULL, sizeof tmp) >= 0) {
 		if (why)
 			snprintf(why, n, "%s", tmp);
 		return true;
