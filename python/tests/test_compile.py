@@ -5,6 +5,7 @@ import os
 
 from conftest import FakePlugin, compile_add, store_entry
 from triton import knobs
+from triton.runtime.cache import FileCacheManager
 
 import sasstune
 from sasstune import _lib, _triton
@@ -148,3 +149,48 @@ def test_error_status_returns_stock(monkeypatch):
     _lib.set_plugin(FakePlugin(lambda c, k, l, o: (_lib.ERROR, c, "something is wrong (fake)")))
     ck = compile_add()
     assert ck.metadata.sasstune["status"] == "error" and ck.metadata.sasstune["pending"] is False
+
+
+def test_hook_is_thread_safe():
+    import threading
+    sasstune.enable()
+    stock = compile_add().kernel
+    out, errors = [], []
+
+    def work(i):
+        try:
+            md = {"name": "add_kernel", "hash": "00" * 32}
+            out.append((_triton.on_cubin(stock, md, 90), md["sasstune"]["status"]))
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    ts = [threading.Thread(target=work, args=(i, )) for i in range(16)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert not errors
+    assert len(out) == 16 and all(b == stock and type(b) is bytes and s == "unchanged" for b, s in out)
+
+
+class KeyedManager(FileCacheManager):
+    """A user's own cache manager (its own __init__): namespaced through its key."""
+
+    def __init__(self, key, override=False, dump=False):
+        super().__init__(key, override=override, dump=dump)
+
+
+def test_a_custom_cache_manager_is_namespaced_by_key(tmp_path):
+    knobs.cache.manager_class = KeyedManager
+    try:
+        sasstune.enable()
+        assert issubclass(knobs.cache.manager_class, KeyedManager)
+        ck = compile_add()
+        tag = _triton.namespace()[0]
+        d = os.path.basename(os.path.dirname(ck.metadata_group["add_kernel.cubin"]))
+        assert d.endswith("_" + tag)
+        sasstune.disable()
+        assert knobs.cache.manager_class is KeyedManager
+        assert os.path.basename(os.path.dirname(compile_add().metadata_group["add_kernel.cubin"])) != d
+    finally:
+        del knobs.cache.manager_class

@@ -42,8 +42,8 @@ SEED_MARK = b"\0" * 16 + b"SASSTUNE-E2E-SEEDED-ENTRY"
 # =============================================================================================
 def child(role, names):
     want_sasstune_first = role in ("tune", "cached", "hit")
-    if want_sasstune_first:
-        import sasstune  # noqa: F401  (SASSTUNE=1: enables once triton is imported)
+    if want_sasstune_first:  # SASSTUNE=1: sasstune first, it enables itself once triton is imported
+        __import__("sasstune")
     import torch
     import triton
     import triton.language as tl
