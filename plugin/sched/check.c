@@ -75,6 +75,8 @@ static bool is_fixed(const ck *c, uint32_t i)
 	const st_sass_insn *x = &c->in[i];
 	if (x->lat_op < 0 || (x->flags & (ST_F_BRANCH | ST_F_BARRIER | ST_F_FENCE | ST_F_PCREL | ST_F_LEADER)))
 		return true;
+	if (c->sm >= 90 && op_is(x->opcode, "DMMA")) /* sm_90's tables say 1 cycle: not trusted */
+		return true;
 	if (x->cls == ST_CLASS_CONTROL || x->cls == ST_CLASS_SYNC || x->cls == ST_CLASS_OTHER)
 		return true;
 	if ((x->cls == ST_CLASS_TENSOR || x->cls == ST_CLASS_MEMORY) && (x->flags & ST_F_ASYNC) && !op_is(x->opcode, "LDGSTS"))
@@ -143,7 +145,8 @@ static bool meets(const st_sass_reg *a, const st_sass_reg *b)
 static int pair_latency(const ck *c, const st_sass_insn *p, const st_sass_insn *q, char *what, size_t wn)
 {
 	int best = -1;
-	bool unknown = p->lat_op < 0 || q->lat_op < 0;
+	bool unknown = p->lat_op < 0 || q->lat_op < 0 ||
+		       (c->sm >= 90 && (op_is(p->opcode, "DMMA") || op_is(q->opcode, "DMMA")));
 	if (what)
 		what[0] = 0;
 #define NOTE(kind, r)                                                                                  \

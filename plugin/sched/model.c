@@ -406,8 +406,8 @@ static uint16_t classify(const sc_model *m, const st_sass_insn *x, const bool *r
 	unsigned fl = x->flags;
 	if (fl & ST_F_VARLAT)
 		f |= SC_VARLAT;
-	if (x->lat_op < 0)
-		f |= SC_UNKNOWN | SC_FIXED;
+	if (x->lat_op < 0 || (m->sm >= 90 && mnem_is(x->opcode, "DMMA")))
+		f |= SC_UNKNOWN | SC_FIXED; /* sm_90's tables give DMMA 1 cycle everywhere: not trusted */
 	if (fl & (ST_F_BRANCH | ST_F_BARRIER | ST_F_FENCE | ST_F_PCREL | ST_F_LEADER))
 		f |= SC_FIXED;
 	if (x->cls == ST_CLASS_CONTROL || x->cls == ST_CLASS_SYNC || x->cls == ST_CLASS_OTHER)
@@ -443,7 +443,6 @@ static uint16_t classify(const sc_model *m, const st_sass_insn *x, const bool *r
 		f |= SC_NO_YIELD;
 	if (!x->ctrl.yield && x->ctrl.reuse) /* batch_t: leave the bits alone */
 		f |= SC_NO_YIELD;
-	(void)m;
 	return f;
 }
 
