@@ -12,75 +12,102 @@ static float clip(double v)
 	return v > 1 ? 1.0f : v < -1 ? -1.0f : (float)v;
 }
 
+/* The state as it will be after a move: order and control fields (docs/search.md: distances are
+ * measured after the move). */
+typedef struct view {
+	const st_sched *s;
+	uint32_t swap; /* slot of a swap, or UINT32_MAX */
+	sc_fix fix;
+} view;
+
+static uint32_t vat(const view *v, uint32_t slot)
+{
+	if (v->swap != UINT32_MAX && slot == v->swap)
+		return v->s->at[slot + 1];
+	if (v->swap != UINT32_MAX && slot == v->swap + 1)
+		return v->s->at[slot - 1];
+	return v->s->at[slot];
+}
+
+static st_ctrl vctrl(const view *v, uint32_t idx)
+{
+	for (unsigned t = 0; t < v->fix.n; t++)
+		if (v->fix.chg[t].idx == idx)
+			return v->fix.chg[t].now;
+	return v->s->ctrl[idx];
+}
+
+/* One-hot class as docs/search.md defines it: alu sfu mma ldg stg lds sts ctrl. */
 static void class_onehot(const st_sass_insn *x, float *f)
 {
-	/* alu sfu mma ldg stg lds sts ctrl */
-	int k = -1;
-	bool ld = (x->flags & ST_F_LOAD) != 0, st = (x->flags & (ST_F_STORE | ST_F_ATOMIC)) != 0;
+	int k;
+	unsigned fl = x->flags;
 	if (x->cls == ST_CLASS_MEMORY) {
-		bool shared = x->space == ST_SPACE_SHARED;
-		if (!strncmp(x->opcode, "LDGSTS", 6))
+		if (fl & ST_F_ATOMIC)
+			k = 4;
+		else if (!strncmp(x->opcode, "LDGSTS", 6) || (fl & ST_F_ASYNC))
 			k = 3;
-		else if (shared)
-			k = st ? 6 : 5;
+		else if (x->space == ST_SPACE_SHARED)
+			k = (fl & ST_F_STORE) ? 6 : 5;
 		else
-			k = st && !ld ? 4 : 3;
-	} else if (x->cls == ST_CLASS_ALU) {
-		k = 0;
-	} else if (x->cls == ST_CLASS_VARLAT) {
-		k = 1;
+			k = (fl & ST_F_STORE) && !(fl & ST_F_LOAD) ? 4 : 3;
 	} else if (x->cls == ST_CLASS_TENSOR) {
 		k = 2;
+	} else if (x->cls == ST_CLASS_VARLAT || (x->opcode[0] == 'D' && x->cls == ST_CLASS_ALU)) {
+		k = 1; /* MUFU, conversions, S2R, fp64 */
+	} else if (x->cls == ST_CLASS_ALU) {
+		k = 0;
 	} else {
 		k = 7;
 	}
 	f[k] = 1;
 }
 
-/* Cycles from the nearest earlier instruction slot `slot` depends on, and that pair's slack. */
-static void producer_dist(const st_sched *s, uint32_t slot, float *dist, float *slack)
+/* prod_dist, prod_slack, cons_dist of the instruction at virtual slot `slot`. */
+static void distances(const view *v, uint32_t slot, float *pdist, float *pslack, float *cdist)
 {
-	const sc_model *m = &s->m;
-	uint32_t X = s->at[slot], first = m->bfirst[m->si[X].block];
-	int d = 0;
-	*dist = 1;
-	*slack = 1;
+	const sc_model *m = &v->s->m;
+	uint32_t X = vat(v, slot), first = m->bfirst[m->si[X].block], last = m->blast[m->si[X].block];
+	int d = 0, best_slack = 1 << 20;
+	*pdist = 1;
 	for (uint32_t j = slot; j-- > first && d < 32;) {
-		d += s->ctrl[s->at[j]].stall;
-		int l = sc_latency((sc_model *)m, s->at[j], X, NULL, 0);
-		if (l >= 0) {
-			*dist = clip(d / 32.0);
-			*slack = clip((d - l) / 32.0);
-			return;
-		}
+		uint32_t P = vat(v, j);
+		d += vctrl(v, P).stall;
+		int l = sc_latency((sc_model *)m, P, X, NULL, 0);
+		if (l < 0)
+			continue;
+		if (*pdist == 1)
+			*pdist = clip(d / 32.0);
+		if (d - l < best_slack)
+			best_slack = d - l;
 	}
-}
-
-static float consumer_dist(const st_sched *s, uint32_t slot)
-{
-	const sc_model *m = &s->m;
-	uint32_t X = s->at[slot], last = m->blast[m->si[X].block];
-	int d = s->ctrl[X].stall;
+	*pslack = best_slack == 1 << 20 ? 1.0f : clip(best_slack / 8.0);
+	d = vctrl(v, X).stall;
+	*cdist = 1;
 	for (uint32_t j = slot + 1; j <= last && d < 32; j++) {
-		if (sc_latency((sc_model *)m, X, s->at[j], NULL, 0) >= 0)
-			return clip(d / 32.0);
-		d += s->ctrl[s->at[j]].stall;
+		uint32_t C = vat(v, j);
+		if (sc_latency((sc_model *)m, X, C, NULL, 0) >= 0) {
+			*cdist = clip(d / 32.0);
+			break;
+		}
+		d += vctrl(v, C).stall;
 	}
-	return 1;
 }
 
-static void insn_features(const st_sched *s, uint32_t slot, st_ctrl c, float *f)
+/* The 17 per-instruction features (a.* or b.*) of the instruction at virtual slot `slot`. */
+static void insn_features(const view *v, uint32_t slot, float *f)
 {
-	const st_sass_insn *x = &s->m.in[s->at[slot]];
-	class_onehot(x, f); /* 8 class features */
+	uint32_t X = vat(v, slot);
+	const st_sass_insn *x = &v->s->m.in[X];
+	st_ctrl c = vctrl(v, X);
+	class_onehot(x, f);
 	f[8] = c.stall / 15.0f;
 	f[9] = (float)c.yield;
 	f[10] = (c.wbar != ST_SB_NONE || c.rbar != ST_SB_NONE) ? 1.0f : 0.0f;
 	f[11] = c.wait ? 1.0f : 0.0f;
 	f[12] = (x->flags & ST_F_VARLAT) ? 1.0f : 0.0f;
-	producer_dist(s, slot, &f[13], &f[14]);
-	f[15] = consumer_dist(s, slot);
-	f[16] = clip(((double)slot - (double)s->at[slot]) / 16.0);
+	distances(v, slot, &f[13], &f[14], &f[15]);
+	f[16] = clip(((double)slot - (double)X) / 16.0);
 }
 
 st_status st_sched_features(const st_sched *s, size_t move, float out[ST_SEARCH_NFEAT], st_error *err)
@@ -90,45 +117,46 @@ st_status st_sched_features(const st_sched *s, size_t move, float out[ST_SEARCH_
 	memset(out, 0, ST_SEARCH_NFEAT * sizeof *out);
 	st_move mv = st_sched_move(s, move);
 	const sc_model *m = &s->m;
-	uint32_t j = mv.slot, X = s->at[j];
-	const sc_info *ix = &m->si[X];
-	uint32_t first = m->bfirst[ix->block], last = m->blast[ix->block];
-	out[ST_F_POS_IN_BLOCK] = last > first ? (float)(j - first) / (float)(last - first) : 0;
-	out[ST_F_BLOCK_LEN] = clip(log2(1.0 + last - first + 1) / 16.0);
-	out[ST_F_IN_LOOP] = m->loop[ix->block] ? 1.0f : 0.0f;
-	out[ST_F_LOOP_DEPTH] = clip(m->loop[ix->block] / 4.0);
+	view v = {s, mv.kind == ST_MOVE_SWAP ? mv.slot : UINT32_MAX, {0}};
+	st_status rc = sc_check(s, mv, &v.fix, NULL, NULL, err);
+	if (rc)
+		return rc;
+	uint32_t a = mv.slot; /* virtual slot of A: the one moving earlier, or the edited one */
+	uint32_t A = vat(&v, a), blk = m->si[A].block, first = m->bfirst[blk], last = m->blast[blk];
+	const sc_undo *prev = s->nundo ? &s->undo[s->nundo - 1] : NULL;
+	out[ST_F_POS_IN_BLOCK] = (float)(a - first) / (float)(last - first + 1);
+	out[ST_F_BLOCK_LEN] = clip(log2(1.0 + (last - first + 1)) / 12.0);
+	out[ST_F_IN_LOOP] = m->loop[blk] ? 1.0f : 0.0f;
+	out[ST_F_LOOP_DEPTH] = clip(m->loop[blk] / 3.0);
+	int raise = 0;
+	for (unsigned t = 0; t < v.fix.n; t++)
+		raise += v.fix.chg[t].now.stall - v.fix.chg[t].old.stall;
+	const st_sass_insn *ia = &m->in[A];
 	if (mv.kind == ST_MOVE_SWAP) {
-		sc_fix fix;
-		st_status rc = sc_check(s, mv, &fix, NULL, NULL, err);
-		if (rc)
-			return rc;
-		uint32_t up = j + 1; /* the instruction that moves earlier is "a" */
-		const st_sass_insn *a = &m->in[s->at[up]], *b = &m->in[X];
-		int raise = 0;
-		for (unsigned t = 0; t < fix.n; t++)
-			raise += fix.chg[t].now.stall - fix.chg[t].old.stall;
+		const st_sass_insn *ib = &m->in[vat(&v, a + 1)];
 		out[ST_F_SWAP] = 1;
-		out[ST_F_STALL_DELTA] = clip(raise / 15.0);
-		out[ST_F_REVERTS] = s->last_swap == j ? 1.0f : 0.0f;
-		out[ST_F_LOAD_UP] = (a->flags & ST_F_LOAD) && a->cls == ST_CLASS_MEMORY ? 1.0f : 0.0f;
-		out[ST_F_SAME_CLASS] = a->cls == b->cls ? 1.0f : 0.0f;
-		/* crude static estimate: starting a variable-latency op earlier helps, raising stalls costs */
-		double gain = ((a->flags & ST_F_VARLAT) ? 0.5 : 0) - ((b->flags & ST_F_VARLAT) ? 0.5 : 0) - raise / 8.0;
-		out[ST_F_EST_GAIN] = clip(gain);
-		insn_features(s, up, s->ctrl[s->at[up]], &out[ST_F_A_ALU]);
-		insn_features(s, j, s->ctrl[X], &out[ST_F_B_ALU]);
-		out[ST_F_A_MOVED] = clip(((double)j - (double)s->at[up]) / 16.0); /* where it goes */
-		out[ST_F_B_MOVED] = clip(((double)up - (double)X) / 16.0);
+		out[ST_F_REVERTS] = prev && prev->m.kind == ST_MOVE_SWAP && prev->m.slot == mv.slot ? 1.0f : 0.0f;
+		out[ST_F_LOAD_UP] = ia->cls == ST_CLASS_MEMORY && (ia->flags & ST_F_LOAD) ? 1.0f : 0.0f;
+		out[ST_F_SAME_CLASS] = ia->cls == ib->cls ? 1.0f : 0.0f;
+		/* crude static estimate, cycles / 16: a variable-latency op starts earlier by B's
+		 * stall, a raised stall costs its cycles */
+		double gain = 0;
+		if (ia->flags & ST_F_VARLAT)
+			gain += s->ctrl[s->at[mv.slot]].stall;
+		if (ib->flags & ST_F_VARLAT)
+			gain -= s->ctrl[A].stall;
+		out[ST_F_EST_GAIN] = clip((gain - raise) / 16.0);
 	} else {
 		out[ST_F_CTRL] = 1;
-		if (mv.kind == ST_MOVE_STALL) {
-			out[ST_F_STALL_DELTA] = -1.0f / 15;
-			out[ST_F_EST_GAIN] = 1.0f / 15;
-		}
-		if (mv.kind == ST_MOVE_YIELD)
-			out[ST_F_YIELD_FLIP] = 1;
-		insn_features(s, j, s->ctrl[X], &out[ST_F_A_ALU]);
+		out[ST_F_STALL_DELTA] = clip(raise / 15.0);
+		out[ST_F_YIELD_FLIP] = mv.kind == ST_MOVE_YIELD ? 1.0f : 0.0f;
+		out[ST_F_REVERTS] = mv.kind == ST_MOVE_YIELD && prev && prev->m.kind == ST_MOVE_YIELD &&
+					    prev->m.slot == mv.slot ? 1.0f : 0.0f;
+		out[ST_F_EST_GAIN] = clip(-raise / 16.0); /* a lowered stall: one cycle */
 	}
+	insn_features(&v, a, &out[ST_F_A_ALU]);
+	if (a + 1 < m->n && m->si[vat(&v, a + 1)].block == blk)
+		insn_features(&v, a + 1, &out[ST_F_B_ALU]);
 	return ST_OK;
 }
 

@@ -301,6 +301,14 @@ static void test_env(void **state)
 		for (size_t j = 0; j < ST_SEARCH_NFEAT; j++)
 			assert_true(feat[j] >= -1.0f && feat[j] <= 1.0f);
 		assert_true(feat[ST_F_SWAP] + feat[ST_F_CTRL] == 1.0f);
+		if (feat[ST_F_SWAP] == 1.0f) { /* measured after the move: A one slot earlier, B one later */
+			assert_float_equal(feat[ST_F_A_MOVED], -1.0f / 16, 1e-6);
+			assert_float_equal(feat[ST_F_B_MOVED], 1.0f / 16, 1e-6);
+			assert_float_equal(feat[ST_F_STALL_DELTA], 0.0f, 0);
+		} else {
+			assert_float_equal(feat[ST_F_A_MOVED], 0.0f, 0);
+		}
+		assert_float_equal(feat[ST_F_STOP], 0.0f, 0);
 		swaps += feat[ST_F_SWAP] == 1.0f;
 		ctrls += feat[ST_F_CTRL] == 1.0f;
 	}
