@@ -115,6 +115,21 @@ st_status st_policy_apply(const st_policy *p, const st_search_env *env, unsigned
 st_status st_search_run(const st_search_env *const *envs, size_t n_envs, st_policy *policy,
 			const st_search_opts *opts, st_search_result *results, st_error *err);
 
+/* Static cost model (costmodel.c, docs/tune.md): issue timing of a st_sched state on one SM
+ * sub-partition.  Options 0 = defaults.  evaluate has st_sched_eval_fn's shape (ctx = the model):
+ * ratio = cycles(original) / cycles(now), lo = hi = ratio.  wrap_env fills move.est_gain. */
+typedef struct st_sched st_sched;
+typedef struct st_costmodel st_costmodel;
+typedef struct st_costmodel_opts { unsigned warps, cta_warps, trip_count, yield_cycles; } st_costmodel_opts;
+st_status st_costmodel_new(const st_sched *s, const st_costmodel_opts *o, st_costmodel **out, st_error *err);
+void st_costmodel_free(st_costmodel *m);
+double st_costmodel_cycles(st_costmodel *m, const st_sched *s); /* weighted cycles of the state now */
+double st_costmodel_ratio(st_costmodel *m, const st_sched *s);  /* cycles(original) / cycles(now) */
+st_status st_costmodel_evaluate(void *model, const st_sched *s, unsigned pairs, st_eval *out, st_error *err);
+st_status st_costmodel_wrap_env(st_search_env *inner, st_sched *s, st_costmodel *m, st_search_env **out,
+				st_error *err); /* inner and m are borrowed; free with st_costmodel_env_free */
+void st_costmodel_env_free(st_search_env *env);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,8 +1,282 @@
-/* sasstune tune (placeholder until its issue lands). */
-#include "cli.h"
+/* sasstune tune CUBIN: search a faster schedule for one kernel (docs/tune.md). */
+#include "tune_cli.h"
+#include "util/util.h"
+
+#include <cJSON.h>
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: sasstune tune CUBIN [--launch L.json] [--kernel K] [--listing F] [--method ppo|random|greedy]\n"
+		"                     [--reward gpu|model] [--budget 300s | --steps N] [--seed S] [--policy P]\n"
+		"                     [--hidden H] [--wide] [--no-ctrl] [--set NAME=VALUE]... -o OUT [--schedule-out S.json]\n"
+		"                     [--json] [--quiet]\n\n"
+		"Search a faster schedule (instruction order and control codes) for one kernel of CUBIN and\n"
+		"write the result.  Moves come from the legality model (docs/sched.md); the search is PPO,\n"
+		"a random walk or greedy hill climbing (docs/search.md); each candidate is scored by\n"
+		"  --reward gpu    the GPU: verified bit for bit against the original on fresh input sets\n"
+		"                  (crash, mismatch or hang: rejected), then timed in interleaved pairs.  A\n"
+		"                  result is kept only if a confirmation of >= 200 pairs puts the 95 %% interval\n"
+		"                  of original/tuned above 1.0, it verifies again on new inputs, and the\n"
+		"                  independent checker passes it; otherwise OUT is the original, and we say so.\n"
+		"  --reward model  the static cost model (default; no GPU).  Its result is UNCONFIRMED: a\n"
+		"                  prediction, never timed; it is still checked by the independent checker.\n\n"
+		"options:\n"
+		"  --launch L      launch spec (docs/runtime.md); required for --reward gpu, and sizes the\n"
+		"                  cost model's warps per SM sub-partition otherwise\n"
+		"  --kernel K      the kernel (default: the launch spec's, else the only entry kernel)\n"
+		"  --listing F     CUBIN's `nvdisasm -hex -c` listing (default: run nvdisasm)\n"
+		"  --method M      ppo (default), random or greedy\n"
+		"  --budget T      wall-clock budget, e.g. 300s, 5m (default 300s with the GPU)\n"
+		"  --steps N       budget in moves tried (default 2000 with the model); with --budget, the\n"
+		"                  first one reached stops the search; confirmation runs after it\n"
+		"  --seed S        search seed (default 1): the same seed and step budget give the same result\n"
+		"                  with the model reward\n"
+		"  --policy P      start PPO from this policy file (fine-tuned online, not saved)\n"
+		"  --hidden H      width of a new PPO policy (default 64; 16 is ~4x faster per step)\n"
+		"  --wide          any non-fixed instruction may move (default: memory instructions)\n"
+		"  --no-ctrl       swaps only, no control-code edits\n"
+		"  --set N=V       a search setting by its docs/search.md name (ppo.lr, eval_pairs, ...)\n"
+		"  -o OUT          the output cubin\n"
+		"  --schedule-out  the output's schedule (replays with `sasstune rewrite`)\n"
+		"  --json          print the summary as JSON\n"
+		"  --quiet         no progress line on stderr\n"
+		"  -h, --help\n\n"
+		"exit status: 0 written (tuned or the original), 1 failure (bad input, no GPU), 2 usage error\n");
+}
+
+static const char *const method_names[] = {"ppo", "random", "greedy"};
 
 int st_cmd_tune(int argc, char **argv)
 {
-	(void)argc;
-	return st_cli_not_implemented(argv[0]);
+	const char *path = NULL, *launch_path = NULL, *kernel = NULL, *listing = NULL, *out = NULL;
+	const char *sched_out = NULL, *policy_path = NULL, *budget_s = NULL, *steps_s = NULL, *seed_s = NULL;
+	int json = 0, quiet = 0;
+	st_tune_opts o;
+	st_tune_opts_init(&o);
+	st_error err = {0};
+	int method_set = 0;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			usage(stdout);
+			return ST_EXIT_OK;
+		} else if (!strcmp(a, "--json")) {
+			json = 1;
+		} else if (!strcmp(a, "--quiet")) {
+			quiet = 1;
+		} else if (!strcmp(a, "--wide")) {
+			o.sched_flags |= ST_SCHED_WIDE;
+		} else if (!strcmp(a, "--no-ctrl")) {
+			o.sched_flags |= ST_SCHED_NO_CTRL;
+		} else if (!strcmp(a, "--launch") || !strcmp(a, "--kernel") || !strcmp(a, "--listing") ||
+			   !strcmp(a, "--method") || !strcmp(a, "--reward") || !strcmp(a, "--budget") ||
+			   !strcmp(a, "--steps") || !strcmp(a, "--seed") || !strcmp(a, "--policy") || !strcmp(a, "-o") ||
+			   !strcmp(a, "--schedule-out") || !strcmp(a, "--set") || !strcmp(a, "--hidden")) {
+			if (i + 1 >= argc) {
+				st_cli_error(argv[0], "%s needs an argument (see sasstune tune --help)", a);
+				return ST_EXIT_USAGE;
+			}
+			const char *v = argv[++i];
+			if (!strcmp(a, "--launch"))
+				launch_path = v;
+			else if (!strcmp(a, "--kernel"))
+				kernel = v;
+			else if (!strcmp(a, "--listing"))
+				listing = v;
+			else if (!strcmp(a, "--budget"))
+				budget_s = v;
+			else if (!strcmp(a, "--steps"))
+				steps_s = v;
+			else if (!strcmp(a, "--seed"))
+				seed_s = v;
+			else if (!strcmp(a, "--policy"))
+				policy_path = v;
+			else if (!strcmp(a, "-o"))
+				out = v;
+			else if (!strcmp(a, "--hidden")) {
+				unsigned long long h;
+				if (!st_tcli_u64(v, 1024, &h) || !h) {
+					st_cli_error(argv[0], "--hidden: '%s' is not a width (1..1024)", v);
+					return ST_EXIT_USAGE;
+				}
+				o.hidden = (unsigned)h;
+			}
+			else if (!strcmp(a, "--schedule-out"))
+				sched_out = v;
+			else if (!strcmp(a, "--method")) {
+				if (st_search_opts_set(&o.search, "method", v, &err)) {
+					st_cli_error(argv[0], "--method: '%s' is not ppo, random or greedy", v);
+					return ST_EXIT_USAGE;
+				}
+				method_set = 1;
+			} else if (!strcmp(a, "--reward")) {
+				if (!strcmp(v, "gpu"))
+					o.reward = ST_REWARD_GPU;
+				else if (!strcmp(v, "model"))
+					o.reward = ST_REWARD_MODEL;
+				else {
+					st_cli_error(argv[0], "--reward: '%s' is not gpu or model", v);
+					return ST_EXIT_USAGE;
+				}
+			} else { /* --set */
+				char name[128];
+				const char *eq = strchr(v, '=');
+				if (!eq || eq == v || (size_t)(eq - v) >= sizeof name) {
+					st_cli_error(argv[0], "--set: '%s' is not NAME=VALUE", v);
+					return ST_EXIT_USAGE;
+				}
+				memcpy(name, v, (size_t)(eq - v));
+				name[eq - v] = 0;
+				if (!strcmp(name, "method") || !strcmp(name, "seed") || !strcmp(name, "steps") ||
+				    !strcmp(name, "seconds")) {
+					st_cli_error(argv[0], "--set: use --%s for %s", !strcmp(name, "seconds") ? "budget" : name,
+						     name);
+					return ST_EXIT_USAGE;
+				}
+				if (st_search_opts_set(&o.search, name, eq + 1, &err)) {
+					st_cli_error(argv[0], "--set: %s", err.msg);
+					return ST_EXIT_USAGE;
+				}
+			}
+		} else if (a[0] == '-' && a[1]) {
+			st_cli_error(argv[0], "unknown option '%s' (see sasstune tune --help)", a);
+			return ST_EXIT_USAGE;
+		} else if (path) {
+			st_cli_error(argv[0], "more than one CUBIN given ('%s' and '%s')", path, a);
+			return ST_EXIT_USAGE;
+		} else {
+			path = a;
+		}
+	}
+	(void)method_set;
+	if (!path || !out) {
+		st_cli_error(argv[0], "%s is required (see sasstune tune --help)", !path ? "CUBIN" : "-o OUT");
+		return ST_EXIT_USAGE;
+	}
+	int gpu = o.reward == ST_REWARD_GPU;
+	if (gpu && !launch_path) {
+		st_cli_error(argv[0], "--reward gpu needs --launch L.json");
+		return ST_EXIT_USAGE;
+	}
+	unsigned long long steps = 0, seed = 1;
+	double seconds = 0;
+	if (steps_s && (!st_tcli_u64(steps_s, 1000000000ull, &steps) || !steps)) {
+		st_cli_error(argv[0], "--steps: '%s' is not a number of moves (1..1000000000)", steps_s);
+		return ST_EXIT_USAGE;
+	}
+	if (budget_s && !(seconds = st_tcli_budget(budget_s))) {
+		st_cli_error(argv[0], "--budget: '%s' is not a duration (e.g. 300s, 5m)", budget_s);
+		return ST_EXIT_USAGE;
+	}
+	if (seed_s && !st_tcli_u64(seed_s, ~0ull, &seed)) {
+		st_cli_error(argv[0], "--seed: '%s' is not a non-negative integer", seed_s);
+		return ST_EXIT_USAGE;
+	}
+	if (!steps_s && !budget_s) {
+		if (gpu)
+			seconds = 300;
+		else
+			steps = 2000;
+	}
+	o.search.steps = steps;
+	o.search.seconds = seconds;
+	o.search.seed = seed;
+	o.runtime.seed = seed;
+
+	int rc = ST_EXIT_OK;
+	uint8_t *data = NULL;
+	size_t size = 0;
+	st_launch *spec = NULL;
+	st_policy *policy = NULL;
+	st_tune_result r = {0};
+	int have_r = 0;
+	if (st_read_file(path, &data, &size, &err) || (launch_path && st_launch_load(launch_path, &spec, &err)) ||
+	    (policy_path && st_policy_load(policy_path, &policy, &err)))
+		goto fail;
+	st_tcli_progress pr = {.what = kernel ? kernel : spec ? st_launch_kernel(spec) : "tune", .tty = isatty(2)};
+	pr.last = st_tcli_now();
+	if (!quiet) {
+		o.search.progress = st_tcli_progress_cb;
+		o.search.progress_data = &pr;
+		o.search.progress_every = 16;
+	}
+	st_tune_kernel k = {.cubin = data, .size = size, .name = path, .kernel = kernel, .listing = listing,
+			    .launch = spec};
+	st_status s = st_tune(&k, &o, policy, &r, &err);
+	st_tcli_progress_end(&pr);
+	if (s) {
+		if (gpu && (s == ST_EDEVICE || s == ST_ENOTFOUND) && !strstr(err.msg, "no kernel named"))
+			st_error_wrap(&err, "--reward gpu needs a GPU");
+		goto fail;
+	}
+	have_r = 1;
+	if (st_tcli_write_bytes(out, r.cubin, r.cubin_size)) {
+		st_error_set(&err, ST_EIO, "%s: cannot write the output cubin", out);
+		goto fail;
+	}
+	if (sched_out && st_tcli_write_text(sched_out, r.schedule_json)) {
+		st_error_set(&err, ST_EIO, "%s: cannot write the schedule", sched_out);
+		goto fail;
+	}
+	const char *method = method_names[o.search.method];
+	double ratio = r.improved ? r.best.ratio : 1.0, lo = r.improved ? r.best.lo : 1.0,
+	       hi = r.improved ? r.best.hi : 1.0;
+	if (json) {
+		cJSON *j = cJSON_CreateObject();
+		cJSON_AddStringToObject(j, "kernel", r.kernel);
+		cJSON_AddStringToObject(j, "method", method);
+		cJSON_AddStringToObject(j, "reward", gpu ? "gpu" : "model");
+		cJSON_AddBoolToObject(j, "confirmed", r.confirmed);
+		cJSON_AddBoolToObject(j, "improved", r.improved);
+		cJSON_AddNumberToObject(j, "baseline", 1.0);
+		cJSON_AddNumberToObject(j, "ratio", ratio);
+		cJSON_AddNumberToObject(j, "ratio_lo", lo);
+		cJSON_AddNumberToObject(j, "ratio_hi", hi);
+		cJSON_AddNumberToObject(j, "pairs", r.improved ? r.best.pairs : 0);
+		cJSON_AddNumberToObject(j, "best_quick_ratio", r.best.ratio);
+		cJSON_AddNumberToObject(j, "model_ratio", r.model_ratio);
+		cJSON_AddNumberToObject(j, "steps", (double)r.steps);
+		cJSON_AddNumberToObject(j, "evals", (double)r.evals);
+		cJSON_AddNumberToObject(j, "rejected", (double)r.rejected);
+		cJSON_AddNumberToObject(j, "confirms", (double)r.confirms);
+		cJSON_AddNumberToObject(j, "seconds", r.seconds);
+		cJSON_AddNumberToObject(j, "steps_per_s", r.steps_per_s);
+		cJSON_AddStringToObject(j, "device", r.device);
+		cJSON_AddStringToObject(j, "message", r.message);
+		cJSON_AddStringToObject(j, "output", out);
+		if (sched_out)
+			cJSON_AddStringToObject(j, "schedule", sched_out);
+		else
+			cJSON_AddNullToObject(j, "schedule");
+		if (r.verification_json) {
+			cJSON *v = cJSON_Parse(r.verification_json);
+			if (v)
+				cJSON_AddItemToObject(j, "verification", v);
+		}
+		char *t = cJSON_PrintUnformatted(j);
+		if (t)
+			puts(t);
+		free(t);
+		cJSON_Delete(j);
+	} else {
+		printf("%s: %s, reward %s, %llu steps in %.1f s (%.1f steps/s), %llu evaluations, %llu rejected\n",
+		       r.kernel, method, gpu ? "gpu" : "model", (unsigned long long)r.steps, r.seconds, r.steps_per_s,
+		       (unsigned long long)r.evals, (unsigned long long)r.rejected);
+		printf("%s: %s\n", r.kernel, r.message);
+		if (r.improved)
+			printf("%s: baseline 1.0000, tuned %.4f [%.4f, %.4f]%s\n", r.kernel, ratio, lo, hi,
+			       gpu ? " (original/tuned, confirmed on the GPU)" : " (cost model, unconfirmed)");
+		printf("wrote %s (%s)\n", out, r.improved ? "tuned" : "the original: nothing confirmed");
+	}
+	goto done;
+fail:
+	rc = st_cli_fail(argv[0], &err);
+done:
+	if (have_r)
+		st_tune_result_free(&r);
+	st_policy_free(policy);
+	st_launch_free(spec);
+	free(data);
+	return rc;
 }

@@ -1,0 +1,99 @@
+/* Pieces shared by the tune, train and apply commands (header-only, not library API). */
+#ifndef ST_TUNE_CLI_H
+#define ST_TUNE_CLI_H
+
+#include "cli.h"
+#include "sasstune/cache.h"
+#include "sasstune/sched.h"
+#include "sasstune/tune.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static inline int st_tcli_u64(const char *s, unsigned long long max, unsigned long long *v)
+{
+	char *end;
+	errno = 0;
+	if (!s || !*s || *s == '-' || *s == '+')
+		return 0;
+	*v = strtoull(s, &end, 10);
+	return !errno && !*end && *v <= max;
+}
+
+/* "300s", "5m", "2h" or plain seconds; 0 when malformed. */
+static inline double st_tcli_budget(const char *s)
+{
+	int64_t sec = 0;
+	if (st_cache_parse_duration(s, &sec, NULL) != ST_OK || sec <= 0)
+		return 0;
+	return (double)sec;
+}
+
+static inline double st_tcli_now(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+/* The progress line on stderr: redrawn in place on a terminal, else a line every 5 s. */
+typedef struct st_tcli_progress {
+	const char *what;
+	int tty, drawn;
+	double last;
+} st_tcli_progress;
+
+static inline int st_tcli_progress_cb(const st_search_progress *p, void *data)
+{
+	st_tcli_progress *pr = data;
+	double now = st_tcli_now();
+	if (!pr->tty && now - pr->last < 5.0)
+		return 0;
+	if (pr->tty && now - pr->last < 0.2)
+		return 0;
+	pr->last = now;
+	char left[32] = "";
+	if (p->seconds_left >= 0)
+		snprintf(left, sizeof left, ", %.0f s left", p->seconds_left);
+	fprintf(stderr, "%s%s: %llu steps, %.1f steps/s, %llu evals (%llu rejected), best %.4f [%.4f, %.4f]%s%s",
+		pr->tty ? "\r\033[K" : "", pr->what, (unsigned long long)p->steps, p->steps_per_s,
+		(unsigned long long)p->evals, (unsigned long long)p->rejected, p->best.ratio, p->best.lo, p->best.hi,
+		left, pr->tty ? "" : "\n");
+	pr->drawn = pr->tty;
+	return 0;
+}
+
+static inline void st_tcli_progress_end(st_tcli_progress *pr)
+{
+	if (pr->drawn)
+		fputc('\n', stderr);
+	pr->drawn = 0;
+}
+
+/* Write text to a file ("-": stdout); 0 on success. */
+static inline int st_tcli_write_text(const char *path, const char *text)
+{
+	if (!strcmp(path, "-"))
+		return fputs(text, stdout) < 0;
+	FILE *f = fopen(path, "w");
+	if (!f)
+		return 1;
+	int bad = fputs(text, f) < 0;
+	bad |= fputc('\n', f) < 0;
+	return fclose(f) != 0 || bad;
+}
+
+static inline int st_tcli_write_bytes(const char *path, const uint8_t *d, size_t n)
+{
+	FILE *f = fopen(path, "wb");
+	if (!f)
+		return 1;
+	int bad = fwrite(d, 1, n, f) != n;
+	return fclose(f) != 0 || bad;
+}
+
+#endif
