@@ -120,7 +120,7 @@ st_status st_search_run(const st_search_env *const *envs, size_t n_envs, st_poli
  * ratio = cycles(original) / cycles(now), lo = hi = ratio.  wrap_env fills move.est_gain. */
 typedef struct st_sched st_sched;
 typedef struct st_costmodel st_costmodel;
-typedef struct st_costmodel_opts { unsigned warps, cta_warps, trip_count, yield_cycles; } st_costmodel_opts;
+typedef struct st_costmodel_opts { unsigned warps, cta_warps, trip_count, yield_cycles, switch_cycles; } st_costmodel_opts;
 st_status st_costmodel_new(const st_sched *s, const st_costmodel_opts *o, st_costmodel **out, st_error *err);
 void st_costmodel_free(st_costmodel *m);
 double st_costmodel_cycles(st_costmodel *m, const st_sched *s); /* weighted cycles of the state now */

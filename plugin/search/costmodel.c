@@ -1,25 +1,26 @@
 /* The static cost model: an issue-timing simulation of a st_sched state on one SM
- * sub-partition (SMSP).  Model and its numbers: docs/tune.md, "The cost model".
+ * sub-partition (SMSP).  Model, numbers and limits: docs/tune.md, "The cost model".
  *
- * Each basic block is simulated on its own, every warp starting at cycle 0 with no
- * scoreboard pending.  W warps run the block's instructions in the current slot order;
- * one instruction issues per cycle per SMSP.  A warp's next instruction issues when
- *   - the stall of its previous instruction has passed (and `yield_cycles` after an
- *     end-group instruction, yield bit 0),
- *   - every scoreboard it waits on has drained (each SB is a counter of pending
- *     completions; DEPBAR.LE SBk, N waits until at most N remain; WARPGROUP.DEPBAR.LE
- *     gsb0, N likewise on closed HGMMA groups),
+ * Each basic block is simulated on its own.  W warps run the block's instructions in the
+ * current slot order, CM_PASSES times in a row each; one instruction issues per cycle per
+ * SMSP.  A warp's next instruction issues when
+ *   - the stall of its previous instruction has passed (at least `yield_cycles` after an
+ *     end-of-group instruction, yield bit 0),
+ *   - every scoreboard it waits on has drained (each SB is a counter of pending completions;
+ *     DEPBAR.LE SBk, N waits until at most N remain; WARPGROUP.DEPBAR.LE gsb0, N likewise on
+ *     closed HGMMA groups),
  *   - its pipe (ALU, FMA, IMAD, XU, FP64, uniform, branch, MIO queue, MMA) is free,
  *   - for BAR.SYNC: every warp of its CTA on this SMSP has arrived.
- * The scheduler keeps issuing from the same warp while it can issue at once and its
- * previous instruction did not end a group (yield = 1); otherwise the warp that can
- * issue first, round robin on ties.  Variable-latency producers complete after a fixed
- * estimate per class and memory space, behind a shared bandwidth resource for global
- * and shared memory and the tensor pipe (asynchronous: they delay completion, not issue).
- * A block inside a loop is run twice in a row; its cost is the first iteration plus
- * (trip - 1) steady iterations, times trip^(depth - 1) for nested loops.  The kernel's
- * cost is the sum over blocks.  Results are memoised per block by a hash of its order
- * and control fields, so a move re-simulates only the block it touched. */
+ * The scheduler keeps issuing from the same warp while it can issue at once and its previous
+ * instruction did not end a group (yield = 1); otherwise the warp that can issue first, round
+ * robin on ties; a switch to another warp costs `switch_cycles` of dispatch.  Variable-latency
+ * producers complete after a fixed estimate per class and memory space, behind a shared
+ * bandwidth resource for global and shared memory and the tensor pipe (asynchronous: they
+ * delay completion, not issue).  A block's cost is the steady-state cycles of one pass
+ * (averaged over warps and CM_PHASES start offsets), times trip^depth for blocks in loops;
+ * a loop's next pass keeps its scoreboards, another block's next pass is a new warp.  The
+ * kernel's cost is the sum over blocks.  Results are memoised per block by a hash of its
+ * order and control fields, so a move re-simulates only the block it touched. */
 #include "sasstune/sched.h"
 #include "sasstune/search.h"
 
@@ -40,8 +41,9 @@ enum { K_PLAIN, K_DEPBAR, K_BAR, K_GMMA, K_GDEPBAR, K_LDGSTS, K_LDGDEPBAR };
 #define CM_GMEM_BPC 8.0 /* global bytes per cycle per SMSP (between HBM and L2 rates) */
 #define CM_SMEM_BPC 32  /* shared-memory bytes per cycle per SMSP (128 B/clk per SM) */
 #define CM_INF INT64_MAX
-#define CM_ITERS 4      /* passes simulated over a loop block */
-#define CM_PHASES 3     /* warp phase patterns averaged over a loop block */
+#define CM_PASSES 3     /* passes simulated over a block, per warp */
+#define CM_ITERS CM_PASSES
+#define CM_PHASES 3     /* warp phase patterns averaged */
 
 typedef struct cm_info {
 	uint8_t pipe, occ, kind, res;
@@ -51,7 +53,7 @@ typedef struct cm_info {
 	uint8_t dep_sb, dep_cnt, dep_list, gsb_close;
 } cm_info;
 
-typedef struct cm_memo { uint64_t key; double m1, steady; } cm_memo;
+typedef struct cm_memo { uint64_t key; double cycles; } cm_memo;
 
 struct st_costmodel {
 	const st_sass_kernel *k;
@@ -60,7 +62,7 @@ struct st_costmodel {
 	uint32_t *bfirst, *bcount;
 	uint8_t *depth;          /* loop nesting per block */
 	uint32_t *slot_block;    /* block of each slot */
-	unsigned warps, cta_warps, trip, yield_cycles;
+	unsigned warps, cta_warps, trip, yield_cycles, switch_cycles;
 	double orig;             /* weighted cycles of the original */
 	/* scratch */
 	uint32_t *seq_idx;
@@ -287,6 +289,7 @@ typedef struct cm_sim {
 	int64_t pipe_free[P_COUNT], res_free[R_COUNT];
 	cm_warp w[CM_MAXW];
 	unsigned nw;
+	bool fresh;
 } cm_sim;
 
 static int64_t earliest(const cm_sim *S, const cm_warp *w)
@@ -346,10 +349,17 @@ static void issue(cm_sim *S, unsigned wi, int64_t t)
 	w->ready = t + stall;
 	if (!c.yield && S->m->yield_cycles > stall)
 		w->ready = t + S->m->yield_cycles;
+
 	w->sticky = c.yield != 0;
 	w->pc++;
-	if (w->pc % S->len == 0 && w->pc / S->len <= CM_ITERS)
+	if (w->pc % S->len == 0 && w->pc / S->len <= CM_ITERS) {
 		w->fin[w->pc / S->len - 1] = w->ready;
+		if (S->fresh) { /* the next pass is a new warp */
+			memset(w->sbn, 0, sizeof w->sbn);
+			w->gn = 0;
+			w->gmma_last = w->ldgsts_last = 0;
+		}
+	}
 	if (w->pc == S->total)
 		w->done = 1;
 	if (f->kind == K_BAR) {
@@ -373,22 +383,23 @@ static void issue(cm_sim *S, unsigned wi, int64_t t)
 	}
 }
 
-/* Simulate one block: m1 = cycles until every warp finished the first pass; for a loop, `iters`
- * passes in a row and steady = the mean cycles of a pass after the first. */
-static void simulate1(const st_costmodel *m, unsigned nw, const uint32_t *idx, const st_ctrl *ctrl, uint32_t len,
-		      unsigned iters, unsigned stagger, double *m1, double *steady)
+/* Simulate `iters` passes of W warps over one block; *cycles = the mean over warps of the
+ * cycles a pass after the first takes (steady state).  fresh: each pass is a new warp (a new
+ * CTA taking a finished one's place: scoreboards start empty), else the loop's next trip. */
+static double simulate1(const st_costmodel *m, unsigned nw, const uint32_t *idx, const st_ctrl *ctrl, uint32_t len,
+			unsigned iters, bool fresh, unsigned stagger)
 {
 	cm_sim *S = calloc(1, sizeof *S);
-	*m1 = *steady = 0;
 	if (!S || !len) {
 		free(S);
-		return;
+		return 0;
 	}
 	S->m = m;
 	S->idx = idx;
 	S->ctrl = ctrl;
 	S->len = len;
 	S->total = iters * len;
+	S->fresh = fresh;
 	S->nw = nw;
 	for (unsigned j = 0; j < S->nw; j++)
 		S->w[j].ready = (int64_t)j * stagger * len / S->nw;
@@ -409,7 +420,7 @@ static void simulate1(const st_costmodel *m, unsigned nw, const uint32_t *idx, c
 					best = j, best_e = e;
 			}
 		}
-		if (best == UINT32_MAX) { /* only barriers left unmatched: cannot happen for one sequence */
+		if (best == UINT32_MAX) { /* only unmatched barriers left: cannot happen for one sequence */
 			for (unsigned j = 0; j < S->nw; j++)
 				if (!S->w[j].done) {
 					S->w[j].done = 1;
@@ -423,37 +434,28 @@ static void simulate1(const st_costmodel *m, unsigned nw, const uint32_t *idx, c
 		issue(S, best, t);
 		if (!was && S->w[best].done)
 			left--;
-		slot = t + 1;
+		slot = t + 1 + (best != cur ? m->switch_cycles : 0); /* a warp switch leaves a dispatch bubble */
 		cur = best;
 	}
-	int64_t f0 = 0;
 	double st = 0;
-	for (unsigned j = 0; j < S->nw; j++) {
-		f0 = max64(f0, S->w[j].fin[0]);
-		if (iters > 1)
-			st += (double)(S->w[j].fin[iters - 1] - S->w[j].fin[0]) / (iters - 1);
-	}
-	*m1 = (double)f0;
-	*steady = st / S->nw;
+	for (unsigned j = 0; j < S->nw; j++)
+		st += (double)(S->w[j].fin[iters - 1] - S->w[j].fin[0]) / (iters - 1);
 	free(S);
+	return st / nw;
 }
 
-/* A loop block is simulated CM_PHASES times, warp j starting j * p * len / W cycles late in
- * run p, and averaged: warps of different CTAs are not in step, and a single phase makes
- * the result jump with small changes.  quick: one warp, one phase, two passes. */
-static void simulate(const st_costmodel *m, const uint32_t *idx, const st_ctrl *ctrl, uint32_t len, unsigned iters,
-		     bool quick, double *m1, double *steady)
+/* Every block is run CM_PASSES times in a row per warp, CM_PHASES times with warp j starting
+ * j * p * len / W cycles late in run p, and averaged: the steady state of W warps that are not
+ * in step (warps of different CTAs never are), not the start-up of warps that all begin at
+ * once, whose result jumps with small changes.  quick: one warp, one phase, two passes. */
+static double simulate(const st_costmodel *m, const uint32_t *idx, const st_ctrl *ctrl, uint32_t len, bool loop,
+		       bool quick)
 {
-	unsigned np = iters > 1 && !quick && m->warps > 1 ? CM_PHASES : 1;
-	if (quick && iters > 2)
-		iters = 2;
-	*m1 = *steady = 0;
-	for (unsigned p = 0; p < np; p++) {
-		double a, b;
-		simulate1(m, quick ? 1 : m->warps, idx, ctrl, len, iters, p, &a, &b);
-		*m1 += a / np;
-		*steady += b / np;
-	}
+	unsigned nw = quick ? 1 : m->warps, np = nw > 1 ? CM_PHASES : 1, iters = quick ? 2 : CM_PASSES;
+	double c = 0;
+	for (unsigned p = 0; p < np; p++)
+		c += simulate1(m, nw, idx, ctrl, len, iters, !loop, p) / np;
+	return c;
 }
 
 /* ---- memo and blocks -------------------------------------------------------------------------------- */
@@ -470,15 +472,13 @@ static uint64_t ctrl_bits(st_ctrl c)
 	       (uint64_t)c.wait << 11 | (uint64_t)c.reuse << 17;
 }
 
-static double block_weight(const st_costmodel *m, size_t b, double m1, double steady)
+/* Executions of block b per warp: trip^depth (depth capped at 3). */
+static double block_runs(const st_costmodel *m, size_t b)
 {
-	unsigned d = m->depth[b];
-	if (!d)
-		return m1;
 	double w = 1;
-	for (unsigned i = 1; i < d && i < 4; i++)
+	for (unsigned i = 0; i < m->depth[b] && i < 3; i++)
 		w *= m->trip;
-	return w * (m1 + (m->trip - 1) * steady);
+	return w;
 }
 
 static cm_memo *memo_find(st_costmodel *m, uint64_t key, bool *found)
@@ -513,12 +513,11 @@ static double block_cost(st_costmodel *m, const st_sched *s, size_t b, bool quic
 	bool found;
 	cm_memo *e = memo_find(m, h, &found);
 	if (!found) {
-		unsigned iters = m->depth[b] ? (m->trip < CM_ITERS ? m->trip : CM_ITERS) : 1;
-		simulate(m, m->seq_idx, m->seq_ctrl, len, iters, quick, &e->m1, &e->steady);
+		e->cycles = simulate(m, m->seq_idx, m->seq_ctrl, len, m->depth[b] > 0, quick);
 		e->key = h;
 		m->memo_n++;
 	}
-	return block_weight(m, b, e->m1, e->steady);
+	return block_runs(m, b) * e->cycles;
 }
 
 static double total_cost(st_costmodel *m, const st_sched *s)
@@ -563,6 +562,7 @@ st_status st_costmodel_new(const st_sched *s, const st_costmodel_opts *o, st_cos
 		m->cta_warps = m->warps;
 	m->trip = o && o->trip_count ? o->trip_count : 16;
 	m->yield_cycles = o && o->yield_cycles ? o->yield_cycles : 2;
+	m->switch_cycles = o && o->switch_cycles ? o->switch_cycles : 1;
 	size_t n1 = m->n ? m->n : 1, nb1 = m->nb ? m->nb : 1;
 	m->info = calloc(n1, sizeof *m->info);
 	m->bfirst = calloc(nb1, sizeof *m->bfirst);
@@ -703,8 +703,7 @@ static st_status move_gain(cm_env *e, st_move mv, size_t b, float *gain, st_erro
 	rc = st_sched_undo(e->s, err);
 	if (rc)
 		return rc;
-	double w = block_weight(m, b, 1, 1); /* executions per kernel: trip^depth */
-	*gain = clipf((e->bcost[b] - after) / w / 16.0);
+	*gain = clipf((e->bcost[b] - after) / block_runs(m, b) / 16.0);
 	e->gm[i].key = key;
 	e->gm[i].gain = *gain;
 	e->gm_n++;
@@ -721,6 +720,11 @@ static st_status ce_features(void *d, size_t i, float out[ST_SEARCH_NFEAT], st_e
 	if (mv.slot >= e->m->n)
 		return ST_OK;
 	size_t b = e->m->slot_block[mv.slot];
+	/* sched flags reverted swaps only; a yield flip that gives an instruction back its original
+	 * bit reverts an earlier edit (without this, st_policy_apply can flip two bits in a cycle) */
+	if (mv.kind == ST_MOVE_YIELD &&
+	    st_sched_ctrl(e->s, mv.slot).yield != st_sass_insns(e->m->k)[st_sched_at(e->s, mv.slot)].ctrl.yield)
+		out[ST_F_REVERTS] = 1;
 	if (mv.kind == ST_MOVE_SWAP)
 		return move_gain(e, mv, b, &out[ST_F_EST_GAIN], err);
 	if (mv.kind == ST_MOVE_STALL) { /* one cycle less for this warp, if nothing else waits */

@@ -90,7 +90,7 @@ void st_tune_model_opts(const st_cubin *c, const char *kernel, const st_launch *
 		per_sm = 1;
 	unsigned cta_warps = (warps_cta + 3) / 4;               /* a CTA's warps on one SMSP */
 	unsigned long w = per_sm * cta_warps;
-	out->warps = (unsigned)(w > 16 ? 16 : w);
+	out->warps = (unsigned)(w > 8 ? 8 : w); /* more behave alike in the model, and cost time */
 	out->cta_warps = cta_warps > out->warps ? out->warps : cta_warps;
 }
 

@@ -1,8 +1,145 @@
-/* sasstune apply (placeholder until its issue lands). */
-#include "cli.h"
+/* sasstune apply CUBIN --policy P -o OUT: a learned policy, greedily, with no GPU (docs/tune.md). */
+#include "tune_cli.h"
+#include "util/util.h"
+
+#include <cJSON.h>
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: sasstune apply CUBIN --policy P -o OUT [--kernel K] [--listing F] [--max-steps N]\n"
+		"                      [--margin M] [--wide] [--no-ctrl] [--schedule-out S.json] [--json]\n\n"
+		"Apply a policy written by `sasstune train` (or `tune --policy`) to each entry kernel of CUBIN\n"
+		"(or kernel K): take the legal move the policy scores highest while it beats the policy's stop\n"
+		"action by M, at most N times, with no evaluation and no GPU.  The independent checker\n"
+		"(`sasstune check`) then judges each changed kernel; a kernel it finds a violation in is\n"
+		"left as it was, and said so.  The result is UNCONFIRMED: nothing was timed.\n\n"
+		"options:\n"
+		"  --policy P        the policy file (required)\n"
+		"  --kernel K        only kernel K (default: every entry kernel)\n"
+		"  --listing F       CUBIN's `nvdisasm -hex -c` listing (default: run nvdisasm)\n"
+		"  --max-steps N     moves per kernel at most (default 64)\n"
+		"  --margin M        the best move must beat stopping by this score (default 0)\n"
+		"  --wide, --no-ctrl the move set, as for tune; use the one the policy was trained with\n"
+		"  -o OUT            the output cubin (required)\n"
+		"  --schedule-out F  the applied moves as a schedule\n"
+		"  --json            {kernel, improved, moves, model_ratio, message, output}\n"
+		"  -h, --help\n\n"
+		"exit status: 0 written, 1 failure (bad input or policy), 2 usage error\n");
+}
 
 int st_cmd_apply(int argc, char **argv)
 {
-	(void)argc;
-	return st_cli_not_implemented(argv[0]);
+	const char *path = NULL, *policy_path = NULL, *out = NULL, *kernel = NULL, *listing = NULL;
+	const char *sched_out = NULL;
+	unsigned long long max_steps = 64;
+	double margin = 0;
+	unsigned flags = 0;
+	int json = 0;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			usage(stdout);
+			return ST_EXIT_OK;
+		} else if (!strcmp(a, "--json")) {
+			json = 1;
+		} else if (!strcmp(a, "--wide")) {
+			flags |= ST_SCHED_WIDE;
+		} else if (!strcmp(a, "--no-ctrl")) {
+			flags |= ST_SCHED_NO_CTRL;
+		} else if (!strcmp(a, "--policy") || !strcmp(a, "-o") || !strcmp(a, "--kernel") ||
+			   !strcmp(a, "--listing") || !strcmp(a, "--max-steps") || !strcmp(a, "--margin") ||
+			   !strcmp(a, "--schedule-out")) {
+			if (i + 1 >= argc) {
+				st_cli_error(argv[0], "%s needs an argument (see sasstune apply --help)", a);
+				return ST_EXIT_USAGE;
+			}
+			const char *v = argv[++i];
+			if (!strcmp(a, "--policy"))
+				policy_path = v;
+			else if (!strcmp(a, "-o"))
+				out = v;
+			else if (!strcmp(a, "--kernel"))
+				kernel = v;
+			else if (!strcmp(a, "--listing"))
+				listing = v;
+			else if (!strcmp(a, "--schedule-out"))
+				sched_out = v;
+			else if (!strcmp(a, "--max-steps")) {
+				if (!st_tcli_u64(v, 1000000, &max_steps)) {
+					st_cli_error(argv[0], "--max-steps: '%s' is not a count (0..1000000)", v);
+					return ST_EXIT_USAGE;
+				}
+			} else {
+				char *end;
+				margin = strtod(v, &end);
+				if (end == v || *end || !(margin > -1e9 && margin < 1e9)) {
+					st_cli_error(argv[0], "--margin: '%s' is not a number", v);
+					return ST_EXIT_USAGE;
+				}
+			}
+		} else if (a[0] == '-' && a[1]) {
+			st_cli_error(argv[0], "unknown option '%s' (see sasstune apply --help)", a);
+			return ST_EXIT_USAGE;
+		} else if (path) {
+			st_cli_error(argv[0], "more than one CUBIN given ('%s' and '%s')", path, a);
+			return ST_EXIT_USAGE;
+		} else {
+			path = a;
+		}
+	}
+	if (!path || !policy_path || !out) {
+		st_cli_error(argv[0], "%s is required (see sasstune apply --help)",
+			     !path ? "CUBIN" : !policy_path ? "--policy P" : "-o OUT");
+		return ST_EXIT_USAGE;
+	}
+	st_error err = {0};
+	uint8_t *data = NULL;
+	size_t size = 0;
+	st_policy *policy = NULL;
+	st_tune_result r = {0};
+	int rc = ST_EXIT_OK, have_r = 0;
+	if (st_read_file(path, &data, &size, &err) || st_policy_load(policy_path, &policy, &err))
+		goto fail;
+	st_tune_kernel k = {.cubin = data, .size = size, .name = path, .kernel = kernel, .listing = listing};
+	if (st_tune_apply_policy(&k, policy, (unsigned)max_steps, margin, flags, &r, &err))
+		goto fail;
+	have_r = 1;
+	if (st_tcli_write_bytes(out, r.cubin, r.cubin_size)) {
+		st_error_set(&err, ST_EIO, "%s: cannot write the output cubin", out);
+		goto fail;
+	}
+	if (sched_out && st_tcli_write_text(sched_out, r.schedule_json)) {
+		st_error_set(&err, ST_EIO, "%s: cannot write the schedule", sched_out);
+		goto fail;
+	}
+	if (json) {
+		cJSON *j = cJSON_CreateObject();
+		cJSON_AddStringToObject(j, "kernel", r.kernel);
+		cJSON_AddBoolToObject(j, "improved", r.improved);
+		cJSON_AddBoolToObject(j, "confirmed", 0);
+		cJSON_AddNumberToObject(j, "moves", (double)r.steps);
+		cJSON_AddNumberToObject(j, "model_ratio", r.model_ratio);
+		cJSON_AddStringToObject(j, "message", r.message);
+		cJSON_AddStringToObject(j, "output", out);
+		char *t = cJSON_PrintUnformatted(j);
+		if (t)
+			puts(t);
+		free(t);
+		cJSON_Delete(j);
+	} else {
+		printf("%s: %s\n", path, r.message);
+		if (r.improved)
+			printf("%s: the cost model predicts %.4fx (unconfirmed)\n", r.kernel, r.model_ratio);
+		printf("wrote %s (%s)\n", out, r.improved ? "policy applied" : "unchanged");
+	}
+	goto done;
+fail:
+	rc = st_cli_fail(argv[0], &err);
+done:
+	if (have_r)
+		st_tune_result_free(&r);
+	st_policy_free(policy);
+	free(data);
+	return rc;
 }
