@@ -437,9 +437,14 @@ static double simulate1(const st_costmodel *m, unsigned nw, const uint32_t *idx,
 		slot = t + 1 + (best != cur ? m->switch_cycles : 0); /* a warp switch leaves a dispatch bubble */
 		cur = best;
 	}
-	double st = 0;
-	for (unsigned j = 0; j < S->nw; j++)
-		st += (double)(S->w[j].fin[iters - 1] - S->w[j].fin[0]) / (iters - 1);
+	/* from every warp done with its first pass to every warp done with its last: the
+	 * throughput of the warps together (a per-warp mean would reward a late first pass) */
+	int64_t first = 0, last = 0;
+	for (unsigned j = 0; j < S->nw; j++) {
+		first = max64(first, S->w[j].fin[0]);
+		last = max64(last, S->w[j].fin[iters - 1]);
+	}
+	double st = (double)(last - first) / (iters - 1) * nw;
 	free(S);
 	return st / nw;
 }
@@ -581,17 +586,41 @@ st_status st_costmodel_new(const st_sched *s, const st_costmodel_opts *o, st_cos
 	const st_sass_insn *in = st_sass_insns(m->k);
 	for (size_t i = 0; i < m->n; i++)
 		classify(&in[i], &m->info[i]);
+	uint8_t *reach = calloc(nb1, 1);
+	uint32_t *stack = calloc(nb1, sizeof *stack);
+	if (!reach || !stack) {
+		free(reach);
+		free(stack);
+		st_costmodel_free(m);
+		return st_error_set(err, ST_ENOMEM, "costmodel: out of memory");
+	}
+	size_t sp = 0; /* blocks reachable from the entry; the others (the final `BRA .` and padding) cost 0 */
+	if (m->nb)
+		reach[0] = 1, stack[sp++] = 0;
+	while (sp) {
+		uint32_t first, count;
+		int32_t succ[2];
+		size_t b = stack[--sp];
+		st_sass_block(m->k, b, &first, &count, succ);
+		for (int e = 0; e < 2; e++)
+			if (succ[e] >= 0 && (size_t)succ[e] < m->nb && !reach[succ[e]])
+				reach[succ[e]] = 1, stack[sp++] = (uint32_t)succ[e];
+	}
+	free(stack);
 	for (size_t b = 0; b < m->nb; b++) {
 		int32_t succ[2];
 		st_sass_block(m->k, b, &m->bfirst[b], &m->bcount[b], succ);
 		for (uint32_t j = 0; j < m->bcount[b] && m->bfirst[b] + j < m->n; j++)
 			m->slot_block[m->bfirst[b] + j] = (uint32_t)b;
+		if (!reach[b])
+			m->bcount[b] = 0; /* never runs */
 		for (int e = 0; e < 2; e++) /* a back edge b -> t encloses blocks t..b in a loop */
-			if (succ[e] >= 0 && (size_t)succ[e] <= b)
+			if (reach[b] && succ[e] >= 0 && (size_t)succ[e] <= b)
 				for (size_t x = (size_t)succ[e]; x <= b; x++)
 					if (m->depth[x] < 255)
 						m->depth[x]++;
 	}
+	free(reach);
 	m->orig = total_cost(m, NULL);
 	if (!(m->orig > 0)) {
 		st_costmodel_free(m);
