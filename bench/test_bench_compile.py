@@ -1,0 +1,399 @@
+# CPU checks of the benchmark suite (no GPU, no torch): every bench kernel compiles for
+# GPUTarget("cuda", 90, 32) and gets a launch spec matching its PTX entry (and accepted by the
+# runtime's own parser when a sasstune build is around); the spec builder on mocked launches;
+# bench/run.py end to end with stand-ins for the stock step and for sasstune; bench/report.py on
+# the results (table, targets, chart).      python3 -m pytest bench/test_bench_compile.py -q
+import json
+import os
+import struct
+import subprocess
+import sys
+import textwrap
+from types import SimpleNamespace
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import kernels as K  # noqa: E402
+import report  # noqa: E402
+import run as R  # noqa: E402
+import spec as S  # noqa: E402
+
+
+def md(**kw):
+    base = dict(name="k", num_warps=4, shared=0, num_ctas=1, global_scratch_size=0, profile_scratch_size=0,
+                launch_cooperative_grid=False, launch_pdl=False, tensordesc_meta=None)
+    base.update(kw)
+    return SimpleNamespace(**base)
+
+
+# ---------------------------------------------------------------------------------------------
+# every kernel compiles for sm_90, and its spec matches the PTX
+# ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", [c.name for c in K.CASES])
+def test_case_compiles_for_sm90(name, tmp_path):
+    case = K.BY_NAME[name]
+    ck, sp, why = S.case_spec(case, S.FakeFactory())
+    assert ck.asm["cubin"][:4] == b"\x7fELF"
+    assert ".entry %s(" % ck.metadata.name in ck.asm["ptx"]
+    assert ".target sm_90" in ck.asm["ptx"]
+    if case.name == "mm_tma_host":   # the one kernel the runtime cannot launch yet: said, not dropped
+        assert sp is None and "TMA" in why
+        return
+    assert why is None
+    assert S.check_against_ptx(sp, ck.asm["ptx"]) == []
+    assert sp["kernel"] == ck.metadata.name
+    assert sp["block"][0] == 32 * ck.metadata.num_warps
+    assert sp["shared_bytes"] == ck.metadata.shared
+    # what the build function passes is what the spec sizes
+    L = case.build(S.FakeFactory())
+    bufs = [p for p in sp["params"] if p["kind"] == "ptr" and p.get("dtype")]
+    tensors = [a for a in L.args if isinstance(a, S.FakeTensor)]
+    assert [p["bytes"] for p in bufs] == [t.numel() * t.element_size() for t in tensors]
+    assert sp["params"][-2]["name"] == "global_scratch" and sp["params"][-1]["name"] == "profile_scratch"
+    exe = R.find_sasstune()
+    if exe:   # the runtime's parser takes it: without a driver it stops after parsing, at the driver
+        (tmp_path / "k.cubin").write_bytes(ck.asm["cubin"])
+        (tmp_path / "launch.json").write_text(json.dumps(sp))
+        r = subprocess.run([exe, "run", str(tmp_path / "k.cubin"), "--launch", str(tmp_path / "launch.json")],
+                           capture_output=True, text=True)
+        assert r.returncode == 0 or "driver" in r.stderr, r.stderr
+
+
+def test_quick_set_and_selection():
+    assert 3 <= len(K.QUICK) <= 4
+    assert [c.name for c in K.select("softmax,add")] == ["softmax", "add"]
+    assert len(K.select(quick=True)) == len(K.QUICK)
+    assert len(K.select()) == len(K.CASES)
+    with pytest.raises(SystemExit):
+        K.select("nope")
+    for c in K.CASES:
+        assert (c.flops > 0) != (c.bytes > 0), c.name
+        assert c.family == "memory" or c.baseline is not None, c.name
+
+
+def test_required_kernels_are_present():
+    shapes = {(c.name, c.shape) for c in K.CASES}
+    assert ("mm_leaky_512", "512x512x2048") in shapes
+    assert {"mm_4096", "mm_8192", "mm_fp8", "mm_tma_device", "mm_tma_host", "bmm", "swiglu", "softmax", "rmsnorm",
+            "layernorm", "attention", "add"} <= set(K.BY_NAME)
+
+
+# ---------------------------------------------------------------------------------------------
+# the spec builder on mocked launches
+# ---------------------------------------------------------------------------------------------
+
+def test_spec_params_and_scalars():
+    sig = {"x": "*fp16", "y": "*fp32", "n": "i32", "big": "i64", "one": "constexpr", "eps": "fp32", "h": "fp16",
+           "q": "*fp8e4nv", "nul": "*fp32", "B": "constexpr"}
+    vals = {"x": S.FakeTensor((4, 8), "float16"), "y": S.FakeTensor((16,), "float32"), "n": 4096,
+            "big": (1 << 60) + 3, "one": 1, "eps": 1e-5, "h": 0.1, "q": S.FakeTensor((32,), "float8_e4m3fn"),
+            "nul": None, "B": 64}
+    sp = S.launch_spec(sig, vals, md(name="kern", num_warps=8, shared=1024), (3, 2), {"y": "zeros"})
+    assert sp["kernel"] == "kern" and sp["grid"] == [3, 2, 1] and sp["block"] == [256, 1, 1]
+    assert sp["shared_bytes"] == 1024
+    p = {q["name"]: q for q in sp["params"]}
+    assert [q["name"] for q in sp["params"]] == ["x", "y", "n", "big", "eps", "h", "q", "nul", "global_scratch",
+                                                 "profile_scratch"]
+    assert p["x"] == {"kind": "ptr", "dtype": "fp16", "bytes": 64, "init": "randn", "name": "x"}
+    assert p["y"]["init"] == "zeros" and p["y"]["bytes"] == 64
+    assert p["n"] == {"kind": "i32", "value": 4096, "name": "n"}
+    assert p["big"]["value"] == str((1 << 60) + 3)
+    # fp32 scalars as the launcher packs them: rounded to float, exactly
+    assert float.fromhex(p["eps"]["value"]) == struct.unpack("<f", struct.pack("<f", 1e-5))[0]
+    assert p["h"] == {"kind": "bytes", "hex": struct.pack("<e", 0.1).hex(), "name": "h"}
+    assert p["q"]["dtype"] == "u8" and p["q"]["init"]["high"] <= 0x40   # no e4m3 NaN bytes
+    assert p["nul"] == {"kind": "ptr", "bytes": 0, "name": "nul"}
+    assert p["global_scratch"]["bytes"] == 0
+
+
+def test_spec_scratch_sized_from_grid():
+    sp = S.launch_spec({"a": "*fp16"}, {"a": S.FakeTensor((8,), "float16")}, md(global_scratch_size=384), (4, 2, 3))
+    g = sp["params"][1]
+    assert g["name"] == "global_scratch" and g["bytes"] == 384 * 24 and g["verify"] is False
+
+
+@pytest.mark.parametrize("kw,word", [(dict(num_ctas=2), "clusters"), (dict(launch_pdl=True), "programmatic"),
+                                     (dict(launch_cooperative_grid=True), "cooperative"),
+                                     (dict(tensordesc_meta=[{}]), "TMA")])
+def test_spec_unsupported(kw, word):
+    with pytest.raises(S.Unsupported, match=word):
+        S.launch_spec({"a": "*fp16"}, {"a": S.FakeTensor((8,), "float16")}, md(**kw), (1,))
+
+
+def test_ptx_params():
+    ptx = textwrap.dedent("""\
+        .visible .entry k(
+        	.param .u64 .ptr .global .align 1 k_param_0,
+        	.param .align 64 .b8 k_param_1[128],
+        	.param .f32 k_param_2,
+        	.param .u32 k_param_3,
+        	.param .u64 k_param_4
+        )""")
+    assert S.ptx_params(ptx) == [("u64", 8), ("b8", 128), ("f32", 4), ("u32", 4), ("u64", 8)]
+    sp = {"params": [{"kind": "ptr"}, {"kind": "bytes", "hex": "00" * 128}, {"kind": "fp32"}, {"kind": "i32"},
+                     {"kind": "i32", "name": "bad"}]}
+    probs = S.check_against_ptx(sp, ptx)
+    assert len(probs) == 1 and "bad" in probs[0]
+
+
+def test_parse_seconds():
+    assert R.parse_seconds("60s") == 60 and R.parse_seconds("5m") == 300 and R.parse_seconds("90") == 90
+    with pytest.raises(ValueError):
+        R.parse_seconds("soon")
+
+
+# ---------------------------------------------------------------------------------------------
+# run.py end to end with stand-ins, then report.py
+# ---------------------------------------------------------------------------------------------
+
+FAKE_STOCK = r'''
+import argparse, json, os, sys
+sys.path.insert(0, %(here)r)
+import kernels as K, spec as S
+ap = argparse.ArgumentParser()
+ap.add_argument("--case"); ap.add_argument("--dir"); ap.add_argument("--pairs"); ap.add_argument("--compile-only", action="store_true")
+a = ap.parse_args()
+c = K.BY_NAME[a.case]
+if c.name == "bmm":
+    sys.exit("boom")   # a stock step that dies without writing stock.json
+out = {"case": c.name, "shape": c.shape, "family": c.family, "device": "NVIDIA H200", "kernel": "kern",
+       "versions": {"torch": "2.11", "triton": "3.6.0"}, "check": {"ok": True, "relerr": 1e-4}}
+ms = 0.5
+base_speed = {"matmul": 1.8, "attention": 1.2, "memory": 1.1}[c.family]
+out["baseline"] = {"label": c.baseline_label or "device copy of the same bytes (torch copy_)", "triton_ms": ms,
+                   "base_ms": ms / base_speed, "base_speed": base_speed, "base_speed_lo": base_speed * 0.99,
+                   "base_speed_hi": base_speed * 1.01, "pairs": 100, "reps": 4, "graphs": True}
+if c.name == "mm_tma_host":
+    out["spec"] = {"ok": False, "reason": "host TMA tensor descriptors: not expressible"}
+else:
+    open(os.path.join(a.dir, "stock.cubin"), "wb").write(b"\x7fELF stock " + c.name.encode())
+    json.dump({"kernel": "kern"}, open(os.path.join(a.dir, "launch.json"), "w"))
+    out["spec"] = {"ok": True, "path": "launch.json"}
+json.dump(out, open(os.path.join(a.dir, "stock.json"), "w"))
+'''
+
+FAKE_SASSTUNE = r'''#!%(python)s
+import json, os, sys
+a = sys.argv[1:]
+speed = {"mm_leaky_512": 1.08, "softmax": 1.0, "layernorm": 0.97, "attention": 1.03, "add": 1.0}
+def case_of(path):
+    return os.path.basename(os.path.dirname(os.path.abspath(path)))
+if a[0] == "tune" and "--help" in a:
+    if os.environ.get("FAKE_NO_TUNE"):
+        print("sasstune tune: not implemented yet", file=sys.stderr); sys.exit(1)
+    print("usage: sasstune tune CUBIN [--reward gpu|model] ..."); sys.exit(0)
+if a[0] == "inspect":
+    c = case_of(a[1])
+    print(json.dumps({"kernels": [{"name": "kern", "rewritable": c != "rmsnorm",
+                                   "not_rewritable_because": a[1] + ": opcode 0x948 is not understood"}]})); sys.exit(0)
+if a[0] == "tune":
+    c, out = case_of(a[1]), a[a.index("-o") + 1]
+    if c == "swiglu":
+        print("sasstune tune: the worker crashed twice in a row", file=sys.stderr); sys.exit(1)
+    s = speed.get(c, 1.0)
+    data = open(a[1], "rb").read()
+    open(out, "wb").write(data + (b" tuned" if s != 1.0 else b""))
+    print(json.dumps({"kernel": "kern", "method": "ppo", "reward": "gpu", "confirmed": s > 1, "improved": s != 1.0,
+                      "ratio": s, "ratio_lo": s - 0.01, "ratio_hi": s + 0.01, "steps": 1200, "seconds": 41.0,
+                      "steps_per_s": 29.3, "device": "NVIDIA H200", "message": "ok"})); sys.exit(0)
+if a[0] == "compare":
+    c = case_of(a[1])
+    same = open(a[1], "rb").read() == open(a[2], "rb").read()
+    s = 1.0 if same else speed.get(c, 1.0)
+    r = 1.0 / s
+    print(json.dumps({"device": "NVIDIA H200", "ratio": r, "ci_lo": r - 0.004, "ci_hi": r + 0.004, "pairs": 400,
+                      "reps": 4, "a_ms": 0.5, "b_ms": 0.5 * r, "verified": True, "deterministic": True})); sys.exit(0)
+sys.exit(2)
+'''
+
+
+@pytest.fixture
+def fake_run(tmp_path):
+    stock = tmp_path / "fake_stock.py"
+    stock.write_text(FAKE_STOCK % {"here": HERE})
+    exe = tmp_path / "sasstune"
+    exe.write_text(FAKE_SASSTUNE % {"python": sys.executable})
+    exe.chmod(0o755)
+    out = tmp_path / "out"
+    R.main(["--out", str(out), "--kernels", "mm_leaky_512,softmax,layernorm,attention,rmsnorm,bmm,mm_tma_host,add,swiglu",
+            "--budget", "45s", "--sasstune", str(exe), "--stock-script", str(stock)])
+    return out
+
+
+def test_run_pipeline(fake_run):
+    j = json.load(open(fake_run / "results.json"))
+    assert j["run"]["schema"] == R.SCHEMA and j["run"]["tune_available"] is True
+    by = {r["case"]: r for r in j["results"]}
+    assert by["mm_leaky_512"]["status"] == "tuned"
+    assert by["mm_leaky_512"]["speedup"] == pytest.approx(1.08)
+    lo, hi = by["mm_leaky_512"]["speedup_lo"], by["mm_leaky_512"]["speedup_hi"]
+    assert lo < 1.08 < hi
+    assert by["mm_leaky_512"]["tune"]["steps_per_s"] == pytest.approx(29.3)
+    assert by["mm_leaky_512"]["tune"]["method"] == "ppo" and by["mm_leaky_512"]["tune"]["confirmed"]
+    assert by["softmax"]["status"] == "unchanged" and by["softmax"]["compare"]["what"] == "a/a"
+    assert by["layernorm"]["status"] == "tuned" and by["layernorm"]["speedup"] < 1
+    assert by["rmsnorm"]["status"] == "not-rewritable" and "0x948" in by["rmsnorm"]["reason"]
+    assert by["bmm"]["status"] == "stock-failed" and "boom" in by["bmm"]["reason"]
+    assert by["mm_tma_host"]["status"] == "not-launchable" and "TMA" in by["mm_tma_host"]["reason"]
+    assert by["swiglu"]["status"] == "tune-failed" and "crashed twice" in by["swiglu"]["reason"]
+    assert by["swiglu"]["compare"]["what"] == "a/a"
+    tune_cmd = json.load(open(fake_run / "mm_leaky_512" / "result.json"))["tune"]
+    assert tune_cmd["budget_s"] == 45
+    log = open(fake_run / "mm_leaky_512" / "tune.log").read()
+    assert "--reward gpu --budget 45s" in log and "--json" in log
+    assert "--pairs 400" in open(fake_run / "mm_leaky_512" / "compare.log").read()
+
+
+def test_time_box_shrinks_and_skips(tmp_path):
+    stock = tmp_path / "fake_stock.py"
+    stock.write_text(FAKE_STOCK % {"here": HERE})
+    exe = tmp_path / "sasstune"
+    exe.write_text(FAKE_SASSTUNE % {"python": sys.executable})
+    exe.chmod(0o755)
+    common = ["--budget", "60s", "--sasstune", str(exe), "--stock-script", str(stock)]
+    # 150 s for two kernels: the first gets its share of what is left after both overheads
+    R.main(["--out", str(tmp_path / "o"), "--kernels", "softmax,add", "--time-limit", "150s"] + common)
+    by = {r["case"]: r for r in json.load(open(tmp_path / "o" / "results.json"))["results"]}
+    assert by["softmax"]["tune"]["budget_s"] <= (150 - 2 * R.OVERHEAD_S) / 2 + 1e-6
+    assert by["softmax"]["tune"]["budget_s"] > 30
+    assert by["add"]["tune"]["budget_s"] == 60
+    # too little time for the overhead: listed as skipped, not dropped
+    R.main(["--out", str(tmp_path / "p"), "--kernels", "softmax,add", "--time-limit", "30s"] + common)
+    rs = json.load(open(tmp_path / "p" / "results.json"))["results"]
+    assert [r["status"] for r in rs] == ["skipped", "skipped"] and "time box" in rs[0]["reason"]
+    # a budget below the minimum: stock measured, no tuning, no compare
+    R.main(["--out", str(tmp_path / "q"), "--kernels", "softmax", "--time-limit", "%ds" % (R.OVERHEAD_S + 5)] + common)
+    r = json.load(open(tmp_path / "q" / "results.json"))["results"][0]
+    assert r["status"] == "skipped" and "stock" in r and "compare" not in r
+
+
+def test_run_without_tune(tmp_path, monkeypatch):
+    monkeypatch.setenv("FAKE_NO_TUNE", "1")
+    stock = tmp_path / "fake_stock.py"
+    stock.write_text(FAKE_STOCK % {"here": HERE})
+    exe = tmp_path / "sasstune"
+    exe.write_text(FAKE_SASSTUNE % {"python": sys.executable})
+    exe.chmod(0o755)
+    R.main(["--out", str(tmp_path / "o"), "--kernels", "mm_leaky_512", "--sasstune", str(exe),
+            "--stock-script", str(stock)])
+    j = json.load(open(tmp_path / "o" / "results.json"))
+    assert j["run"]["tune_available"] is False and "not implemented" in j["run"]["tune_unavailable_because"]
+    r = j["results"][0]
+    assert r["status"] == "tune-unavailable" and r["compare"]["what"] == "a/a"   # the A/A band is still measured
+    report.main([str(tmp_path / "o"), "--md", str(tmp_path / "b.md")])
+    text = (tmp_path / "b.md").read_text()
+    assert "**No tuning in this run**" in text and "– (tune-unavailable; A/A 1.0000" in text
+    assert "No kernel was measured stock against tuned" in text
+
+
+def test_report(fake_run, tmp_path):
+    mdp, png = tmp_path / "docs" / "benchmarks.md", tmp_path / "docs" / "benchmarks.png"
+    report.main([str(fake_run), "--md", str(mdp)])
+    text = mdp.read_text()
+    assert "### NVIDIA H200" in text
+    assert "| mm_leaky_512 | 512x512x2048 |" in text and "**1.0800**" in text
+    assert "1 (unchanged; A/A" in text
+    assert "slower" in text and "layernorm" in text
+    assert "Geometric mean speedup" in text and "**not met**" in text   # layernorm is slower
+    assert "`rmsnorm` (not-rewritable)" in text and "`mm_tma_host` (not-launchable)" in text
+    assert "`bmm` (stock-failed)" in text
+    assert "cuBLAS (torch.matmul, no activation)" in text and "| 56 % [55, 56] / 60 % |" in text
+    assert "python3 bench/run.py" in text and "![speedups](benchmarks.png)" in text
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # geomean: 1.08, 1 (unchanged), 0.97, 1.03, 1 (add unchanged)
+    g = (1.08 * 0.97 * 1.03) ** (1 / 5)
+    assert "**%.4f**" % g in text
+
+
+def test_report_none(tmp_path):
+    mdp = tmp_path / "benchmarks.md"
+    report.main(["--none", "--md", str(mdp)])
+    text = mdp.read_text()
+    assert "No results are recorded yet" in text and "bash bench/build.sh" in text
+    assert not (tmp_path / "benchmarks.png").exists()
+
+
+# ---------------------------------------------------------------------------------------------
+# bench/timing.py's pairing logic, over a stand-in for torch.cuda with a simulated clock
+# ---------------------------------------------------------------------------------------------
+
+class _Clock:
+    t = 0.0
+
+
+class _Event:
+    def __init__(self, enable_timing=False):
+        self.at = None
+
+    def record(self):
+        self.at = _Clock.t
+
+    def elapsed_time(self, end):
+        return end.at - self.at
+
+
+class _Graph:
+    capturing = None
+
+    def __init__(self):
+        self.calls = []
+
+    def replay(self):
+        for f in self.calls:
+            f()
+
+
+class _Ctx:
+    def __init__(self, enter=None, exit=None):
+        self.enter, self.exit = enter, exit
+
+    def __enter__(self):
+        self.enter and self.enter()
+
+    def __exit__(self, *a):
+        self.exit and self.exit()
+
+
+def _fake_torch(capture_ok=True):
+    class Stream:
+        def wait_stream(self, s):
+            pass
+
+    def graph(g):
+        if not capture_ok:
+            raise RuntimeError("capture not supported")
+        return _Ctx(lambda: setattr(_Graph, "capturing", g), lambda: setattr(_Graph, "capturing", None))
+
+    cuda = SimpleNamespace(Stream=Stream, current_stream=lambda: Stream(), stream=lambda s: _Ctx(),
+                           synchronize=lambda: None, CUDAGraph=_Graph, graph=graph, Event=_Event)
+    return SimpleNamespace(cuda=cuda)
+
+
+def _kernel(ms):
+    def run():
+        if _Graph.capturing is not None:
+            _Graph.capturing.calls.append(run)
+        else:
+            _Clock.t += ms
+    return run
+
+
+@pytest.mark.parametrize("graphs", [True, False])
+def test_paired_timing(graphs):
+    import timing
+    t = timing.paired(_fake_torch(graphs), _kernel(0.010), _kernel(0.008), pairs=50, sample_us=100)
+    assert t["graphs"] is graphs
+    assert t["reps"] == 13                       # ceil(100 us / 8 us)
+    assert t["ratio"] == pytest.approx(0.8) and t["ci_lo"] <= 0.8 + 1e-9 <= t["ci_hi"] + 2e-9
+    assert t["a_ms"] == pytest.approx(0.010) and t["b_ms"] == pytest.approx(0.008)
+
+
+def test_bootstrap_median():
+    import timing
+    xs = [1.0 + 0.001 * ((i * 37) % 21 - 10) for i in range(200)]
+    m, lo, hi = timing.bootstrap_median(xs)
+    assert m == pytest.approx(timing.median(xs)) and lo <= m <= hi and hi - lo < 0.005
+    assert timing.bootstrap_median(xs) == (m, lo, hi)   # seeded
