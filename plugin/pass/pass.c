@@ -26,6 +26,7 @@ struct run_ctx {
 	st_cache *cache;
 	const uint8_t *cubin;
 	size_t size;
+	const st_plugin_kernel *k; /* launch_json for tuning */
 };
 
 /* Replace control characters so that a message stays one printable line. */
@@ -98,22 +99,123 @@ static void finish_hit(st_plugin_result *r, const struct run_ctx *c, const st_ca
 }
 
 /* ==== THE PLUG-IN POINT: tuning and policies ============================================
- * Called on a cache miss.  Mode tune holds the key's tune lock here (c->key), so no
- * other process tunes the same kernel; the search (search.h) and the GPU worker
- * (runtime.h) will run here, store the confirmed result with st_cache_store(), and
- * return ST_PLUGIN_TUNED.  Mode policy will apply c->set->policy without a GPU and
- * return ST_PLUGIN_POLICY (not stored: a policy's result is not confirmed).
- * Until they land, the input is returned unchanged. */
+ * Called on a cache miss.  Mode tune holds the key's tune lock here (c->key), so no other
+ * process tunes the same kernel.  With a launch spec and a GPU it tunes within the budget
+ * (SASSTUNE_BUDGET, default 300 s) with the GPU reward (sasstune/tune.h: confirmation, fresh-
+ * input verification, the independent checker), stores a confirmed result with
+ * st_cache_store() and returns ST_PLUGIN_TUNED; otherwise the input, ST_PLUGIN_UNCHANGED and
+ * why.  Mode policy (and mode tune without a GPU, when a policy is configured) applies the
+ * policy greedily with no GPU and returns ST_PLUGIN_POLICY (not stored: not confirmed).  A
+ * cubin that failed verification or the checker is never returned. */
+#include "sasstune/runtime.h"
+#include "sasstune/tune.h"
+
+/* Apply c->set->policy; 1 when r was filled (POLICY, or an error), 0 when it changed nothing. */
+static int apply_policy(st_plugin_result *r, const struct run_ctx *c, const char *why)
+{
+	st_policy *p = NULL;
+	st_error err = {0};
+	if (st_policy_load(c->set->policy, &p, &err) != ST_OK) {
+		finish(r, c->set, c->kernel, c->cubin, c->size, ST_PLUGIN_UNCHANGED,
+		       "%s; policy %s cannot be used (%s), stock cubin kept", why, c->set->policy, err.msg);
+		return 1;
+	}
+	st_tune_kernel k = {.cubin = c->cubin, .size = c->size, .name = c->kernel, .kernel = c->fields.kernel};
+	st_tune_result tr;
+	st_status rc = st_tune_apply_policy(&k, p, 64, 0.0, 0, &tr, &err);
+	st_policy_free(p);
+	if (rc != ST_OK) {
+		finish(r, c->set, c->kernel, c->cubin, c->size, ST_PLUGIN_ERROR, "%s; applying policy %s: %s, stock cubin kept",
+		       why, c->set->policy, err.msg);
+		return 1;
+	}
+	int changed = tr.improved;
+	if (changed)
+		finish(r, c->set, c->kernel, tr.cubin, tr.cubin_size, ST_PLUGIN_POLICY,
+		       "%s; policy %s applied (%llu moves, checked, unconfirmed: the cost model predicts %.4fx)", why,
+		       c->set->policy, (unsigned long long)tr.steps, tr.model_ratio);
+	st_tune_result_free(&tr);
+	return changed;
+}
+
 static void produce(st_plugin_result *r, const struct run_ctx *c, const char *why_missed)
 {
+	char why[480];
 	if (c->set->mode == ST_PASS_POLICY) {
-		finish(r, c->set, c->kernel, c->cubin, c->size, ST_PLUGIN_UNCHANGED,
-		       "%s; applying a policy is not available yet in sasstune %s, stock cubin kept", why_missed,
-		       ST_VERSION_STRING);
+		if (!c->set->policy) {
+			finish(r, c->set, c->kernel, c->cubin, c->size, ST_PLUGIN_UNCHANGED,
+			       "%s; mode policy but no policy file (SASSTUNE_POLICY), stock cubin kept", why_missed);
+			return;
+		}
+		if (!apply_policy(r, c, why_missed))
+			finish(r, c->set, c->kernel, c->cubin, c->size, ST_PLUGIN_UNCHANGED,
+			       "%s; policy %s made no move that passed the checker, stock cubin kept", why_missed,
+			       c->set->policy);
 		return;
 	}
-	finish(r, c->set, c->kernel, c->cubin, c->size, ST_PLUGIN_UNCHANGED,
-	       "%s; tuning is not available yet in sasstune %s, stock cubin kept", why_missed, ST_VERSION_STRING);
+	/* mode tune */
+	const char *launch_json = c->k ? c->k->launch_json : NULL;
+	st_error err = {0};
+	st_launch *spec = NULL;
+	if (!launch_json || !*launch_json) {
+		snprintf(why, sizeof why, "%s; no launch spec (launch_json), tuning needs one", why_missed);
+	} else if (st_launch_parse(launch_json, strlen(launch_json), NULL, &spec, &err) != ST_OK) {
+		snprintf(why, sizeof why, "%s; launch_json: %.300s", why_missed, err.msg);
+	} else {
+		int64_t budget = 300;
+		if (c->set->budget && st_cache_parse_duration(c->set->budget, &budget, &err) != ST_OK) {
+			st_launch_free(spec);
+			finish(r, c->set, c->kernel, c->cubin, c->size, ST_PLUGIN_ERROR, "%s; budget: %s", why_missed, err.msg);
+			return;
+		}
+		st_tune_opts o;
+		st_tune_opts_init(&o);
+		o.reward = ST_REWARD_GPU;
+		o.search.method = ST_SEARCH_PPO;
+		o.search.steps = 0;
+		o.search.seconds = (double)budget;
+		st_tune_kernel k = {.cubin = c->cubin, .size = c->size, .name = c->kernel, .kernel = c->fields.kernel,
+				    .launch = spec};
+		st_tune_result tr;
+		st_status rc = st_tune(&k, &o, NULL, &tr, &err);
+		st_launch_free(spec);
+		if (rc == ST_EDEVICE) {
+			snprintf(why, sizeof why, "%s; tuning needs a GPU (%.300s)", why_missed, err.msg);
+		} else if (rc != ST_OK) {
+			finish(r, c->set, c->kernel, c->cubin, c->size, ST_PLUGIN_ERROR, "%s; tuning failed: %s, stock cubin kept",
+			       why_missed, err.msg);
+			return;
+		} else if (!tr.confirmed) {
+			finish(r, c->set, c->kernel, c->cubin, c->size, ST_PLUGIN_UNCHANGED, "%s; tuned %llu steps: %s",
+			       why_missed, (unsigned long long)tr.steps, tr.message);
+			st_tune_result_free(&tr);
+			return;
+		} else {
+			char budget_s[32];
+			snprintf(budget_s, sizeof budget_s, "%llds", (long long)budget);
+			st_cache_record rec = {.schedule_json = tr.schedule_json,
+					       .verification_json = tr.verification_json,
+					       .speedup = tr.best.ratio,
+					       .speedup_low = tr.best.lo,
+					       .speedup_high = tr.best.hi,
+					       .method = "ppo",
+					       .budget = budget_s,
+					       .tuned_cubin = tr.cubin,
+					       .tuned_cubin_size = tr.cubin_size};
+			st_error se = {0};
+			char stored[200] = "stored";
+			if (st_cache_store(c->cache, &c->fields, &rec, &se) != ST_OK)
+				snprintf(stored, sizeof stored, "not stored: %.150s", se.msg);
+			finish(r, c->set, c->kernel, tr.cubin, tr.cubin_size, ST_PLUGIN_TUNED,
+			       "%s; tuned: %.4fx [%.4f, %.4f] over %u pairs in %llu steps (%s)", why_missed, tr.best.ratio,
+			       tr.best.lo, tr.best.hi, tr.best.pairs, (unsigned long long)tr.steps, stored);
+			st_tune_result_free(&tr);
+			return;
+		}
+	}
+	if (c->set->policy && apply_policy(r, c, why))
+		return;
+	finish(r, c->set, c->kernel, c->cubin, c->size, ST_PLUGIN_UNCHANGED, "%s, stock cubin kept", why);
 }
 /* ==== end of the plug-in point ========================================================== */
 
@@ -174,7 +276,7 @@ static int pass_run(const uint8_t *cubin, size_t size, const st_plugin_kernel *k
 
 	char sha[65];
 	st_cache_sha256_hex(cubin, size, sha);
-	struct run_ctx c = {.set = &set, .kernel = kname, .cubin = cubin, .size = size};
+	struct run_ctx c = {.set = &set, .kernel = kname, .cubin = cubin, .size = size, .k = k};
 	c.fields = (st_cache_key_fields){.cubin_sha256 = sha,
 					 .kernel = k->kernel,
 					 .gpu_name = set.gpu_name,

@@ -280,11 +280,7 @@ static st_status job_open(tjob *j, const st_tune_kernel *k, const char *kname, c
 		if (!mo.cta_warps)
 			mo.cta_warps = guess.cta_warps;
 	}
-	if ((rc = st_sass_decode(j->cubin, kname, &j->so, &j->sk, err)) ||
-	    (rc = st_sched_new(j->sk, j->cubin, o->sched_flags, &j->s, err)) ||
-	    (rc = st_costmodel_new(j->s, &mo, &j->m, err)))
-		goto fail;
-	if (gpu) {
+	if (gpu) { /* the GPU first: without one, say so before anything else can fail */
 		if (!k->launch) {
 			rc = st_error_set(err, ST_EINVAL, "the GPU reward needs a launch spec (--launch)");
 			goto fail;
@@ -300,6 +296,12 @@ static st_status job_open(tjob *j, const st_tune_kernel *k, const char *kname, c
 		}
 		if ((rc = st_session_open(k->cubin, k->size, k->launch, &o->runtime, &j->g.sess, err)))
 			goto fail;
+	}
+	if ((rc = st_sass_decode(j->cubin, kname, &j->so, &j->sk, err)) ||
+	    (rc = st_sched_new(j->sk, j->cubin, o->sched_flags, &j->s, err)) ||
+	    (rc = st_costmodel_new(j->s, &mo, &j->m, err)))
+		goto fail;
+	if (gpu) {
 		rc = st_sched_env_new(j->s, gpu_evaluate, &j->g, &j->senv, err);
 	} else {
 		rc = st_sched_env_new(j->s, st_costmodel_evaluate, j->m, &j->senv, err);
