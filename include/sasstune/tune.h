@@ -56,10 +56,13 @@ st_status st_tune(const st_tune_kernel *k, const st_tune_opts *o, st_policy *pol
 /* Train `policy` over n kernels (round robin, nothing accepted); results[i] reports kernel i. */
 st_status st_tune_train(const st_tune_kernel *ks, size_t n, const st_tune_opts *o, st_policy *policy,
 			st_tune_result *results, st_error *err);
-/* Apply a policy greedily to kernel k->kernel (NULL: every entry kernel) with no evaluation, then
- * run the checker; a kernel that fails it is left unchanged (and said so in r->message). */
+/* Apply a policy greedily to kernel k->kernel (NULL: every entry kernel) with no GPU, then run
+ * the checker; a kernel that fails it is left unchanged (and said so in r->message).  flags:
+ * ST_SCHED_* | ST_TUNE_MODEL_GATE (keep only the prefix of the policy's moves the cost model
+ * rates best, none if it rates none above the original). */
+enum { ST_TUNE_MODEL_GATE = 1 << 8 };
 st_status st_tune_apply_policy(const st_tune_kernel *k, const st_policy *p, unsigned max_steps, double margin,
-			       unsigned sched_flags, st_tune_result *r, st_error *err);
+			       unsigned flags, st_tune_result *r, st_error *err);
 /* The cost model's settings for kernel `kernel` of a cubin under a launch spec (NULL: guesses). */
 void st_tune_model_opts(const st_cubin *c, const char *kernel, const st_launch *launch, st_costmodel_opts *out);
 #endif

@@ -122,7 +122,7 @@ static int apply_policy(st_plugin_result *r, const struct run_ctx *c, const char
 	}
 	st_tune_kernel k = {.cubin = c->cubin, .size = c->size, .name = c->kernel, .kernel = c->fields.kernel};
 	st_tune_result tr;
-	st_status rc = st_tune_apply_policy(&k, p, 64, 0.0, 0, &tr, &err);
+	st_status rc = st_tune_apply_policy(&k, p, 64, 0.0, ST_TUNE_MODEL_GATE, &tr, &err);
 	st_policy_free(p);
 	if (rc != ST_OK) {
 		finish(r, c->set, c->kernel, c->cubin, c->size, ST_PLUGIN_ERROR, "%s; applying policy %s: %s, stock cubin kept",

@@ -548,8 +548,28 @@ st_status st_tune_train(const st_tune_kernel *ks, size_t n, const st_tune_opts *
 }
 
 /* ---- apply a policy ---------------------------------------------------------------------------- */
+/* Keep the first `*applied` policy moves' best prefix by the cost model (re-applied: the policy is
+ * deterministic, so the same state gives the same moves). */
+static st_status model_gate(tjob *j, const st_policy *p, double margin, unsigned *applied, st_error *err)
+{
+	const st_search_env *env = job_env(j);
+	double best = 1.0;
+	unsigned best_d = 0;
+	st_status rc = ST_OK;
+	for (unsigned d = *applied; d > 0 && !rc; d--) {
+		double r = st_costmodel_ratio(j->m, j->s);
+		if (r > best || (r == best && d < best_d))
+			best = r, best_d = d;
+		rc = env->undo(env->data, err);
+	}
+	if (rc)
+		return rc;
+	*applied = 0;
+	return best_d ? st_policy_apply(p, env, best_d, margin, applied, err) : ST_OK;
+}
+
 st_status st_tune_apply_policy(const st_tune_kernel *k, const st_policy *p, unsigned max_steps, double margin,
-			       unsigned sched_flags, st_tune_result *r, st_error *err)
+			       unsigned flags, st_tune_result *r, st_error *err)
 {
 	memset(r, 0, sizeof *r);
 	if (!k || !k->cubin || !p)
@@ -566,7 +586,8 @@ st_status st_tune_apply_policy(const st_tune_kernel *k, const st_policy *p, unsi
 		rc = st_error_set(err, ST_ENOTFOUND, "%s: no kernel named '%s'", name, k->kernel);
 	st_tune_opts o;
 	st_tune_opts_init(&o);
-	o.sched_flags = sched_flags;
+	o.sched_flags = flags & (ST_SCHED_WIDE | ST_SCHED_NO_CTRL);
+	size_t gated = 0;
 	size_t done = 0, changed = 0, refused = 0;
 	unsigned total_moves = 0;
 	char refused_msg[256] = "";
@@ -579,6 +600,10 @@ st_status st_tune_apply_policy(const st_tune_kernel *k, const st_policy *p, unsi
 			break;
 		unsigned applied = 0;
 		rc = st_policy_apply(p, job_env(&j), max_steps, margin, &applied, err);
+		unsigned before = applied;
+		if (!rc && applied && (flags & ST_TUNE_MODEL_GATE))
+			rc = model_gate(&j, p, margin, &applied, err);
+		gated += !rc && applied < before;
 		int ok = 0;
 		st_tune_result one = {0};
 		if (!rc && applied)
@@ -624,8 +649,9 @@ st_status st_tune_apply_policy(const st_tune_kernel *k, const st_policy *p, unsi
 					 changed, done, refused, refused_msg);
 			else
 				snprintf(r->message, sizeof r->message,
-					 "%zu of %zu kernels changed by %u policy moves; UNCONFIRMED (no GPU timing), checked",
-					 changed, done, total_moves);
+					 "%zu of %zu kernels changed by %u policy moves%s; UNCONFIRMED (no GPU timing), checked",
+					 changed, done, total_moves,
+					 gated ? " (cut to the cost model's best prefix)" : "");
 		}
 	}
 	st_schedule_free(all);

@@ -8,10 +8,12 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: sasstune apply CUBIN --policy P -o OUT [--kernel K] [--listing F] [--max-steps N]\n"
-		"                      [--margin M] [--wide] [--no-ctrl] [--schedule-out S.json] [--json]\n\n"
+		"                      [--margin M] [--ungated] [--wide] [--no-ctrl] [--schedule-out S.json] [--json]\n\n"
 		"Apply a policy written by `sasstune train` (or `tune --policy`) to each entry kernel of CUBIN\n"
 		"(or kernel K): take the legal move the policy scores highest while it beats the policy's stop\n"
-		"action by M, at most N times, with no evaluation and no GPU.  The independent checker\n"
+		"action by M, at most N times, with no GPU.  Then the cost model gates it: only the prefix\n"
+		"of those moves it rates best is kept, none if it rates none above the original (--ungated:\n"
+		"keep them all, to measure the policy alone).  The independent checker\n"
 		"(`sasstune check`) then judges each changed kernel; a kernel it finds a violation in is\n"
 		"left as it was, and said so.  The result is UNCONFIRMED: nothing was timed.\n\n"
 		"options:\n"
@@ -20,6 +22,7 @@ static void usage(FILE *out)
 		"  --listing F       CUBIN's `nvdisasm -hex -c` listing (default: run nvdisasm)\n"
 		"  --max-steps N     moves per kernel at most (default 64)\n"
 		"  --margin M        the best move must beat stopping by this score (default 0)\n"
+		"  --ungated         keep every policy move, whatever the cost model says\n"
 		"  --wide, --no-ctrl the move set, as for tune; use the one the policy was trained with\n"
 		"  -o OUT            the output cubin (required)\n"
 		"  --schedule-out F  the applied moves as a schedule\n"
@@ -35,7 +38,7 @@ int st_cmd_apply(int argc, char **argv)
 	unsigned long long max_steps = 64;
 	double margin = 0;
 	unsigned flags = 0;
-	int json = 0;
+	int json = 0, gate = 1;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -47,6 +50,8 @@ int st_cmd_apply(int argc, char **argv)
 			flags |= ST_SCHED_WIDE;
 		} else if (!strcmp(a, "--no-ctrl")) {
 			flags |= ST_SCHED_NO_CTRL;
+		} else if (!strcmp(a, "--ungated")) {
+			gate = 0;
 		} else if (!strcmp(a, "--policy") || !strcmp(a, "-o") || !strcmp(a, "--kernel") ||
 			   !strcmp(a, "--listing") || !strcmp(a, "--max-steps") || !strcmp(a, "--margin") ||
 			   !strcmp(a, "--schedule-out")) {
@@ -102,7 +107,8 @@ int st_cmd_apply(int argc, char **argv)
 	if (st_read_file(path, &data, &size, &err) || st_policy_load(policy_path, &policy, &err))
 		goto fail;
 	st_tune_kernel k = {.cubin = data, .size = size, .name = path, .kernel = kernel, .listing = listing};
-	if (st_tune_apply_policy(&k, policy, (unsigned)max_steps, margin, flags, &r, &err))
+	if (st_tune_apply_policy(&k, policy, (unsigned)max_steps, margin, flags | (gate ? ST_TUNE_MODEL_GATE : 0), &r,
+				 &err))
 		goto fail;
 	have_r = 1;
 	if (st_tcli_write_bytes(out, r.cubin, r.cubin_size)) {
