@@ -154,10 +154,10 @@ static void test_every_result_checks(void **state)
 }
 
 /* PPO against a random walk at equal steps (the same episodes, starts and evaluations).  On the
- * 512 matmul the model leaves PPO room (docs/tune.md): at 800 steps, hidden 16, lr 1e-2, PPO
- * found 1.0011-1.0018 on four seeds against 1.0000-1.0003 for the random walk.  On the other
- * fixtures the two are within each other's spread at these budgets (also in docs/tune.md), so
- * this is the fixture the assertion is made on.  Two seeds (PPO is slow under the sanitizers). */
+ * 512 matmul (docs/tune.md, release runs): at 2000 steps, hidden 16, lr 1e-2, PPO found
+ * 1.0012-1.0031 on four seeds against 1.0002-1.0005 for the random walk; at 1000 steps it won
+ * only two of four.  On other fixtures the two overlap at these budgets (docs/tune.md), so the
+ * assertion is made here.  Two seeds: PPO takes about 80 s a run under the sanitizers. */
 static void test_ppo_beats_random(void **state)
 {
 	(void)state;
@@ -168,7 +168,7 @@ static void test_ppo_beats_random(void **state)
 	for (uint64_t seed = 1; seed <= 2; seed++) {
 		double r[2];
 		for (int m = 0; m < 2; m++) {
-			st_tune_opts o = opts(m ? ST_SEARCH_RANDOM : ST_SEARCH_PPO, 800, seed);
+			st_tune_opts o = opts(m ? ST_SEARCH_RANDOM : ST_SEARCH_PPO, 2000, seed);
 			o.search.lr = 1e-2;
 			st_tune_result res;
 			st_error err = {0};
