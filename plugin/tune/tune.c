@@ -163,6 +163,10 @@ static st_status gpu_evaluate(void *ctx, const st_sched *s, unsigned pairs, st_e
 			st_cubin_free(c);
 			return st_error_set(err, ST_EDEVICE, "the GPU failed three candidates in a row: %s", e2.msg);
 		}
+		if (vr != ST_OK && vr != ST_EMISMATCH && vr != ST_ECRASH && vr != ST_ETIMEOUT && vr != ST_EDEVICE) {
+			st_cubin_free(c); /* the machinery, not the candidate */
+			return st_error_set(err, vr, "verifying a candidate: %s", e2.msg);
+		}
 		if (vr != ST_EDEVICE)
 			g->device_errors = 0;
 		*v = (int8_t)(vr == ST_OK ? 0 : vr == ST_EMISMATCH ? 1 : vr == ST_ETIMEOUT ? 2 : 3);
