@@ -4,7 +4,7 @@
 #   source scripts/device-setup.sh          # on the lent machine (carried .deps/)
 #   bash test/gpu/tune_fixtures.sh [BUDGET_S] [BUILD_DIR]
 #
-# BUDGET_S (default 30): tuning budget per fixture.  BUILD_DIR (default build-gpu): a Release
+# BUDGET_S (default 30): tuning budget per fixture, lowered (evenly, and said so) to fit the box.  BUILD_DIR (default build-gpu): a Release
 # build, made here (sasstune + sasstune-worker) when it has no working `tune`.  Three parts, each
 # skipped (and said so) when the 8-minute box (TUNE_LIMIT_S, default 470 s) would not hold it:
 #   policy   train a policy on the CPU (model reward) on add, softmax, layernorm and the 2048
@@ -105,10 +105,21 @@ TRAIN="add_f32_1M softmax_f32_1024x1024 layernorm_f16_1024x1024 matmul_f16_2048x
 HELD="matmul_f16_512x512x2048_b64x64x32_w4s3_leakyrelu matmul_f16_1024x1024x1024_b128x128x64_w4s4 attn_fwd_f16_bh4_n1024_d64_b128x64"
 M512=matmul_f16_512x512x2048_b64x64x32_w4s3_leakyrelu
 NFIX=7
-RESERVE=$(( NFIX * (B + 25) ))   # what the fixtures part needs at full budget
+OVER=8                           # seconds a tune costs beside its budget (session, confirmation, re-measure)
+C=$(( B / 2 > 10 ? B / 2 : 10 )) # the methods part's budget per method
+POLICY_S=45
+# Plan the box: the fixtures part first gets what is left after the other two, at most B each;
+# if that is under 10 s a fixture, drop the methods part, then the policy part.
+DO_POLICY=1 DO_METHODS=1
+plan() { echo $(( ( $(left) - DO_POLICY * POLICY_S - DO_METHODS * 3 * (C + OVER) ) / NFIX - OVER )); }
+[ "$(plan)" -lt 10 ] && DO_METHODS=0
+[ "$(plan)" -lt 10 ] && DO_POLICY=0
+PER=$(plan)
+[ "$PER" -gt "$B" ] && PER=$B
+log "plan: policy $DO_POLICY, methods $DO_METHODS (${C}s each), fixtures ${PER}s each (asked ${B}s), box ${LIMIT}s"
 
 # ---- policy: train on the CPU, apply to held-out kernels, confirm on the GPU ---------------------
-if [ "$(left)" -gt $(( RESERVE + 120 )) ]; then
+if [ $DO_POLICY = 1 ]; then
   dirs=""
   for fx in $TRAIN; do dirs="$dirs $FIX/$fx"; done
   step policy train 150 "$S" train $dirs --reward model --steps 3000 --hidden 16 --set ppo.lr=0.01 --seed 1 \
@@ -125,25 +136,23 @@ if [ "$(left)" -gt $(( RESERVE + 120 )) ]; then
     done
   done
 else
-  skip policy all "not enough of the ${LIMIT}s box left ($(left) s) beside the fixtures part"
+  skip policy all "the ${LIMIT}s box holds the fixtures part only"
 fi
 
 # ---- methods: PPO vs random vs greedy at equal time budgets ---------------------------------------
-C=$(( B / 2 > 10 ? B / 2 : 10 ))
-if [ "$(left)" -gt $(( RESERVE + 3 * (C + 25) )) ]; then
+if [ $DO_METHODS = 1 ]; then
   for m in ppo random greedy; do
     tune methods "$m" "$M512" "$C" "$OUT/methods" --method "$m"
   done
 else
-  skip methods all "not enough of the ${LIMIT}s box left ($(left) s) beside the fixtures part"
+  skip methods all "the ${LIMIT}s box holds the fixtures part only"
 fi
 
 # ---- fixtures: every one, GPU reward, PPO ------------------------------------------------------------
 n=$NFIX
 for fx in $ALL; do
-  l=$(left)
-  per=$(( l / n - 25 ))
-  [ "$per" -gt "$B" ] && per=$B
+  per=$(( $(left) / n - OVER ))
+  [ "$per" -gt "$PER" ] && per=$PER
   if [ "$per" -lt 5 ]; then
     skip fixtures "$fx" "the ${LIMIT}s box is spent"
   else
@@ -156,7 +165,7 @@ for fx in $ALL; do
 done
 
 # ---- report -------------------------------------------------------------------------------------------
-python3 - "$JSONL" "$OUT" "$B" "$C" "$(elapsed)" <<'PY'
+python3 - "$JSONL" "$OUT" "$PER" "$C" "$(elapsed)" <<'PY'
 import json, os, sys
 jsonl, out, budget, cbudget, wall = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5]
 steps = [json.loads(l) for l in open(jsonl) if l.strip()]
