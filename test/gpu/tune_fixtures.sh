@@ -184,7 +184,7 @@ def err(part, name):
 def remeasure(part, name):
     c = j(part, name + ".compare")
     if not c:
-        return "-"
+        return "-" if (part, name + ".compare") not in by else err(part, name + ".compare")
     r, lo, hi = c.get("ratio"), c.get("ci_lo"), c.get("ci_hi")  # time(B)/time(A): invert
     if r and lo and hi:
         return "%.4f [%.4f, %.4f]" % (1 / r, 1 / hi, 1 / lo)
