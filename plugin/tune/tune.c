@@ -475,11 +475,12 @@ st_status st_tune(const st_tune_kernel *k, const st_tune_opts *o, st_policy *pol
 		}
 	}
 	if (!ok) {
-		if (!r->message[0])
+		if (!r->message[0] && gpu)
 			snprintf(r->message, sizeof r->message,
-				 gpu ? "no schedule passed confirmation (>= %u pairs, 95 %% interval above 1.0); input kept"
-				     : "the cost model found nothing faster (%u); input kept",
+				 "no schedule passed confirmation (%u pairs, 95 %% interval above 1.0); input kept",
 				 so.confirm_pairs);
+		else if (!r->message[0])
+			snprintf(r->message, sizeof r->message, "the cost model found nothing faster; input kept");
 		st_sched_reset(j.s);
 		if ((rc = copy_input(k, j.kname, r, err)))
 			goto out;
