@@ -267,7 +267,9 @@ int st_cmd_tune(int argc, char **argv)
 		if (r.improved)
 			printf("%s: baseline 1.0000, tuned %.4f [%.4f, %.4f]%s\n", r.kernel, ratio, lo, hi,
 			       gpu ? " (original/tuned, confirmed on the GPU)" : " (cost model, unconfirmed)");
-		printf("wrote %s (%s)\n", out, r.improved ? "tuned" : "the original: nothing confirmed");
+		printf("wrote %s (%s)\n", out,
+		       r.improved ? (gpu ? "tuned, confirmed" : "tuned, unconfirmed")
+				  : (gpu ? "the original: nothing confirmed" : "the original: nothing kept"));
 	}
 	goto done;
 fail:
