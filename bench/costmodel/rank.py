@@ -45,7 +45,7 @@ def main():
         try:
             run = json.load(open(rj))
         except ValueError:
-            report[name] = {"error": "run.json is not JSON: " + open(os.path.join(d, "run.err")).read()[-300:]}
+            report[name] = {"error": "run.json is not JSON: " + open(os.path.join(d, "run.err")).read()[-300:].strip()}
             continue
         cands = []
         bad = {}

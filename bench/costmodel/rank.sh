@@ -36,12 +36,14 @@ gcc -O2 -std=c11 -D_GNU_SOURCE -Iinclude -Iplugin ${CJINC:+-I$CJINC} ${ELFINC:+-
   echo "rank.sh: walks.c did not build:"; cat "$OUT/walks-build.log"; exit 1; }
 t0=$(date +%s)
 for fx in test/fixtures/triton-sm90/*/; do
+  fx=${fx%/}
   name=$(basename "$fx")
   d=$OUT/$name
   rm -rf "$d" && mkdir -p "$d"
   "$OUT/walks" "$fx" "$d" "$N" "$STEPS" 1 > "$d/walks.jsonl" 2> "$d/walks.err" || { echo "$name: walks failed: $(tail -n 1 "$d/walks.err")"; continue; }
   timeout 600 "$S" run --reference "$fx/sm_90.cubin" "$d"/*.cubin --launch "$fx/launch.json" --pairs "$PAIRS" --json \
     > "$d/run.json" 2> "$d/run.err"
-  echo "$name: $(wc -l < "$d/walks.jsonl") candidates timed (rc $?), $(( $(date +%s) - t0 )) s so far"
+  rc=$?
+  echo "$name: $(wc -l < "$d/walks.jsonl") candidates, sasstune run rc $rc, $(( $(date +%s) - t0 )) s so far"
 done
 python3 bench/costmodel/rank.py "$OUT" | tee "$OUT/ranking.md"
