@@ -196,7 +196,7 @@ def launch_spec(signature, values, md, grid, inits=None):
             raise Unsupported("argument %s: a tensor descriptor lowered without TMA" % name)
         if ty.startswith("*"):
             elt = ty[1:].lstrip("k")
-            if v is None or v == 0:
+            if v is None or (isinstance(v, int) and v == 0):
                 params.append({"kind": "ptr", "bytes": 0, "name": name})
                 continue
             if elt not in _BUFFER:
