@@ -130,6 +130,23 @@ static unsigned mem_bits(const st_sass_insn *x, bool write)
 	return (x->flags & (ST_F_LOAD | ST_F_ATOMIC)) ? sp : 0;
 }
 
+/* ---- barriers and fences before memory accesses ------------------------------------------------- */
+/* A barrier or fence and a later memory access (or any variable-latency, barrier, fence or unknown
+ * instruction) keep their issue distance up to 6 cycles: after a BAR, the latency files' BAR_OP
+ * BARWAIT occupancy (5 ran wrong on the H200); after any other, the same bound by caution.
+ * 0: x is neither. */
+static int barrier_cap(const st_sass_insn *x)
+{
+	return (x->flags & (ST_F_BARRIER | ST_F_FENCE)) ? 6 : 0;
+}
+
+static bool after_barrier(const st_sass_insn *x)
+{
+	bool mem = x->cls == ST_CLASS_MEMORY || (x->flags & (ST_F_LOAD | ST_F_STORE | ST_F_ATOMIC));
+	return (mem && x->space != ST_SPACE_CONST) || x->lat_op < 0 ||
+	       (x->flags & (ST_F_VARLAT | ST_F_BARRIER | ST_F_FENCE));
+}
+
 /* ---- latency between two original instructions ---------------------------------------------- */
 static int rf_res(unsigned f)
 {
@@ -449,6 +466,14 @@ static void visit(walkctx *w, uint32_t q, int dt, int od)
 		int req = od >= 0 && od < l ? od : l;
 		if (dt < req)
 			violation(c, q, "%s: %d cycles apart, needs %d (table %d, original %d)", what, dt, req, l, od);
+	}
+	int cap = barrier_cap(p);
+	if (cap && after_barrier(y)) {
+		int req = od >= 0 && od < cap ? od : cap;
+		if (dt < req)
+			violation(c, q, "%s at 0x%04x -> %s at 0x%04x: %d cycles < %d (a barrier or fence before a memory or "
+					"variable-latency instruction; original %d)",
+				  p->opcode, 16 * w->p, y->opcode, 16 * q, dt, req, od);
 	}
 	uint8_t hit = sbs(c->ct[w->p]) & (uint8_t)(c->ct[q].wait | c->depbar[Q]);
 	if (hit) {

@@ -52,10 +52,17 @@ static st_ctrl cur(const st_sched *s, uint32_t slot)
 }
 
 /* Required issue distance between producer p and consumer q (original indices, p issued first):
- * the table latency, but never more than the original schedule had (ptxas is trusted there). */
+ * the table latency (or a barrier's distance to a later memory access, rule 9), but never more than
+ * the original schedule had (ptxas is trusted there). */
 static int required(const st_sched *s, uint32_t p, uint32_t q, char *what, size_t n)
 {
 	int l = sc_latency((sc_model *)&s->m, p, q, what, n);
+	int sy = sc_sync_latency(&s->m, p, q);
+	if (sy > l) {
+		l = sy;
+		if (what && n)
+			snprintf(what, n, "the barrier distance (%s -> %s)", s->m.in[p].opcode, s->m.in[q].opcode);
+	}
 	if (l <= 0)
 		return l;
 	const sc_info *a = &s->m.si[p], *b = &s->m.si[q];

@@ -302,6 +302,11 @@ static const char *space_name(unsigned bits)
 	return bits & SC_SP_G ? "global" : bits & SC_SP_S ? "shared" : "local";
 }
 
+int sc_sync_latency(const sc_model *m, uint32_t pi, uint32_t ci)
+{
+	return m->si[pi].sync_cap && (m->si[ci].flags & SC_SYNC_DST) ? m->si[pi].sync_cap : SC_LAT_NONE;
+}
+
 bool sc_ordered(sc_model *m, uint32_t pi, uint32_t ci, char *why, size_t n)
 {
 	const st_sass_insn *p = &m->in[pi], *c = &m->in[ci];
@@ -443,6 +448,11 @@ static uint16_t classify(const sc_model *m, const st_sass_insn *x, const bool *r
 		f |= SC_NO_YIELD;
 	if (!x->ctrl.yield && x->ctrl.reuse) /* batch_t: leave the bits alone */
 		f |= SC_NO_YIELD;
+	/* after a barrier or fence (rule 9): memory accesses (not fixed-latency constant loads), anything
+	 * of variable latency, barriers, fences, unknown instructions */
+	if (((x->cls == ST_CLASS_MEMORY || (fl & (ST_F_LOAD | ST_F_STORE | ST_F_ATOMIC))) && x->space != ST_SPACE_CONST) ||
+	    (f & SC_UNKNOWN) || (fl & (ST_F_VARLAT | ST_F_BARRIER | ST_F_FENCE)))
+		f |= SC_SYNC_DST;
 	return f;
 }
 
@@ -553,10 +563,22 @@ static st_status exposure(sc_model *m, st_error *err)
 		if (!rc && x->ndefs && !(m->si[i].flags & SC_UNKNOWN) && !ulist_add(&writers, m->in, i, x->defs[0].slot, 1))
 			rc = ST_ENOMEM;
 	}
+	/* barriers and fences (rule 9): the longest cap of any, and the earliest original issue cycle of
+	 * a memory or variable-latency instruction from its block start */
+	int sync_in = 0, dst_t = SC_LIMIT;
+	for (uint32_t i = 0; i < m->n; i++) {
+		if (m->si[i].sync_cap > sync_in)
+			sync_in = m->si[i].sync_cap;
+		if ((m->si[i].flags & SC_SYNC_DST) && m->si[i].orig_t < dst_t)
+			dst_t = m->si[i].orig_t;
+	}
 	for (uint32_t i = 0; i < m->n && !rc; i++) {
 		const st_sass_insn *x = &m->in[i];
 		sc_info *si = &m->si[i];
 		int out = 0, in = 0;
+		/* a barrier before a block end: memory instructions near any block start */
+		if (si->sync_cap > dst_t && si->sync_cap > out)
+			out = si->sync_cap;
 		/* out: consumers near block starts */
 		for (int pass = 0; pass < 3; pass++) {
 			const st_sass_reg *regs = pass == 0 ? x->defs : x->uses;
@@ -642,6 +664,8 @@ static st_status exposure(sc_model *m, st_error *err)
 			for (size_t j = 0; j < specials.n; j++)
 				in = clampl(special_lat(m, &m->in[specials.v[j].idx], x)) > in ? clampl(special_lat(m, &m->in[specials.v[j].idx], x)) : in;
 		}
+		if ((si->flags & SC_SYNC_DST) && sync_in > in)
+			in = sync_in; /* a barrier in some other block */
 		if (sets_of(x->ctrl) && out < 2)
 			out = 2; /* set-to-wait */
 		if ((x->ctrl.wait || si->depbar) && in < 2)
@@ -745,6 +769,8 @@ st_status sc_model_build(sc_model *m, const st_sass_kernel *k, const st_cubin *c
 		}
 		if (mnem_is(x->opcode, "DEPBAR"))
 			parse_depbar(x, &si->depbar, &m->counted_sbs);
+		if (x->flags & (ST_F_BARRIER | ST_F_FENCE))
+			si->sync_cap = mnem_is(x->opcode, "BAR") ? SC_BAR_CAP : SC_SYNC_CAP;
 	}
 	free(refslot);
 	return exposure(m, err);

@@ -27,7 +27,15 @@ enum {
 	SC_ALU = 1 << 6,         /* fixed-latency math: its stall may be lowered, reuse flags may be set */
 	SC_ASYNC_COPY = 1 << 7,  /* LDGSTS: completion counted by LDGDEPBAR groups */
 	SC_NO_YIELD = 1 << 8,    /* its yield bit is not to be flipped */
+	SC_SYNC_DST = 1 << 9,    /* memory, variable-latency, barrier or fence: kept apart from an earlier barrier */
 };
+/* Barrier/fence -> later memory or variable-latency instruction (docs/sched.md, rule 9): the issue
+ * distance kept is min(original, cap).  BAR: 6 cycles (BAR_OP's BARWAIT occupancy in the latency
+ * files; ptxas puts every first memory access 6 cycles or more after a BAR; 5 and 3 gave wrong
+ * results on the H200).  Every other barrier or fence: the same 6 (every distance ptxas leaves from
+ * one to such an instruction that is 6 or less is kept exactly). */
+#define SC_BAR_CAP 6
+#define SC_SYNC_CAP 6
 enum { SC_SP_G = 1, SC_SP_S = 2, SC_SP_L = 4 }; /* memory spaces touched */
 
 typedef struct sc_info {
@@ -35,6 +43,7 @@ typedef struct sc_info {
 	uint8_t mem_r, mem_w;  /* SC_SP_* read / written */
 	uint8_t depbar;        /* SBs a DEPBAR waits on (bit k = SB k) */
 	uint8_t lout, lin;     /* longest fixed latency from / to an instruction of another block, cycles */
+	uint8_t sync_cap;      /* a barrier or fence: the cap of its distance to later SC_SYNC_DST (0: none) */
 	int32_t orig_t;        /* issue cycle from its block's start, in the original order */
 	int32_t orig_end;      /* cycles from its issue to its block's end (own stall included), original */
 	uint32_t block;
@@ -64,6 +73,9 @@ void sc_model_free(sc_model *m);
 /* Fixed latency producer p -> consumer c (original indices), SC_LAT_NONE when independent.
  * what (may be NULL) gets the dependence kind and register for messages. */
 int sc_latency(sc_model *m, uint32_t p, uint32_t c, char *what, size_t n);
+/* Barrier or fence p -> later memory/variable-latency/barrier instruction c (original indices): the
+ * issue distance to keep (callers take the original distance when shorter), SC_LAT_NONE if none. */
+int sc_sync_latency(const sc_model *m, uint32_t p, uint32_t c);
 /* Whether p and c (original indices) must keep their order; why gets a message. */
 bool sc_ordered(sc_model *m, uint32_t p, uint32_t c, char *why, size_t n);
 
