@@ -203,8 +203,8 @@ def test_first_launch_tunes_loads_and_records(tmp_path, fake_device):
 
 
 def test_first_launch_with_the_real_library_today(tmp_path, fake_device):
-    """Until tuning lands in the plugin, run() says so: the stock cubin stays and the kernel is not
-    captured again by later processes."""
+    """Without a GPU the plugin's tuning step says so ("tuning needs a GPU"): the stock cubin stays
+    and the kernel is not captured again by later processes."""
     sasstune.enable()
     ck = compile_add()
     _triton.consider(ck)
