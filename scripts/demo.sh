@@ -2,7 +2,7 @@
 # The main job: build sasstune and tune a bundled kernel (the 512x512x2048 fp16
 # matmul with a leaky-ReLU epilogue, the research prototype's headline case).
 # On a machine with an NVIDIA GPU every step runs for real; without one, the
-# steps that need a GPU are skipped and the script says so.
+# steps that need a GPU are skipped and the script says so (a cost-model search runs instead).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -25,8 +25,24 @@ step "rewrite with an empty schedule: byte-identical copy"
 echo '{"sasstune_schedule": 1, "kernels": {}}' > "$OUT/empty.json"
 "$ST" rewrite "$FX/sm_90.cubin" --schedule "$OUT/empty.json" -o "$OUT/copy.cubin"
 cmp "$FX/sm_90.cubin" "$OUT/copy.cubin" && echo "identical"
+step "decode it: control fields, defs/uses, classes (first lines)"
+"$ST" disasm "$FX/sm_90.cubin" --listing "$FX/sm_90.sass" | sed -n 1,12p
+step "the legal moves of the ptxas schedule (legality model, docs/sched.md)"
+"$ST" moves "$FX/sm_90.cubin" --listing "$FX/sm_90.sass" | sed -n 1p
 if [ "$have_gpu" = 1 ]; then
-  step "GPU found: nothing more runs on it yet in this version"
+  step "GPU found: tune on it (PPO, GPU reward, ${BUDGET:-120s}); every candidate verified bit for bit"
+  "$ST" tune "$FX/sm_90.cubin" --listing "$FX/sm_90.sass" --launch "$FX/launch.json" --reward gpu \
+    --budget "${BUDGET:-120s}" -o "$OUT/tuned.cubin" --schedule-out "$OUT/tuned.json"
+  step "independent re-measure: original vs tuned, 400 interleaved pairs"
+  "$ST" compare "$FX/sm_90.cubin" "$OUT/tuned.cubin" --launch "$FX/launch.json" --pairs 400
 else
-  step "no GPU on this machine: skipped verifying and timing on the device"
+  step "no GPU on this machine: tuning with the GPU reward, verifying and timing are SKIPPED"
+  echo "   (what runs instead needs no GPU: a search scored by the static cost model; its result is"
+  echo "    an unconfirmed prediction, never timed, and is not a speedup claim)"
+  "$ST" tune "$FX/sm_90.cubin" --listing "$FX/sm_90.sass" --launch "$FX/launch.json" --reward model \
+    --steps "${STEPS:-400}" --hidden 16 --quiet -o "$OUT/tuned.cubin" --schedule-out "$OUT/tuned.json"
 fi
+step "the independent checker on the result"
+"$ST" check "$FX/sm_90.cubin" "$OUT/tuned.cubin" --listing "$FX/sm_90.sass"
+echo
+echo "outputs in $OUT: tuned.cubin, tuned.json (replay with: sasstune rewrite CUBIN --schedule tuned.json -o OUT)"
