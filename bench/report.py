@@ -1,17 +1,22 @@
 #!/usr/bin/env python3
 """Turn bench/run.py results into docs/benchmarks.md and docs/benchmarks.png.
 
-    python3 bench/report.py DIR [DIR...] [--md docs/benchmarks.md] [--png docs/benchmarks.png]
+    python3 bench/report.py DIR|results.json [...] [--md docs/benchmarks.md] [--png docs/benchmarks.png]
     python3 bench/report.py --none          # the page saying that no results are recorded yet
 
 One table per GPU (runs on the same GPU model are listed one after the other), the speedups
 against the targets, a chart of the speedups with their 95 % intervals, and the kernels that
 were not measured, with the reason.
+
+Notes on a run (what tree it was made from when results.json records no commit, what the run
+left out, earlier failed attempts): `--note TEXT` (repeatable, with a single run) sets them; the
+page keeps them, keyed by the run's date, when it is rewritten from the same run without --note.
 """
 import argparse
 import json
 import math
 import os
+import re
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -77,16 +82,30 @@ fraction of the baseline's (time(baseline)/time(stock), 95 % interval) and the t
 
 
 def load(dirs):
+    """Each of dirs is a bench/run.py --out folder or a copy of its results.json."""
     runs = []
     for d in dirs:
-        p = os.path.join(d, "results.json")
+        p = d if os.path.isfile(d) else os.path.join(d, "results.json")
         try:
             j = json.load(open(p))
         except (OSError, ValueError) as e:
             sys.exit("report: %s: %s" % (p, e))
         j["dir"] = d
+        j["path"] = p
         runs.append(j)
     return runs
+
+
+NOTES_RE = re.compile(r"<!-- notes on the run of (.+?) -->\n(.*?)<!-- end of notes -->\n", re.S)
+
+
+def kept_notes(md):
+    """{run date: notes text} from the page being rewritten."""
+    try:
+        text = open(md).read()
+    except OSError:
+        return {}
+    return {k: v for k, v in NOTES_RE.findall(text)}
 
 
 def device_of(run):
@@ -173,17 +192,32 @@ def targets(rs):
         return ["No kernel was measured stock against tuned in this run."]
     g = geomean([effective_speedup(r) for r in m])
     slow = [r["case"] for r in m if slower(r)]
-    tuned_s = [r["tune"]["wall_s"] for r in rs if (r.get("tune") or {}).get("ran")]
-    n_tuned = sum(1 for r in m if r["status"] == "tuned")
+    ran = [r["tune"] for r in rs if (r.get("tune") or {}).get("ran")]
+    changed = [r for r in m if r["status"] == "tuned"]
     lines.append("- Geometric mean speedup over the ptxas schedule, %d kernels measured (%d changed by the tuner): "
-                 "**%.4f** (target >= %.2f: %s)" % (len(m), n_tuned, g, TARGET_GEOMEAN,
-                                                     "met" if g >= TARGET_GEOMEAN else "**not met**"))
-    lines.append("- Kernels slower than stock (95 %% interval below 1): %s (target: none: %s)" % (
-        ", ".join(slow) if slow else "none", "met" if not slow else "**not met**"))
-    if tuned_s:
-        mx = max(tuned_s)
-        lines.append("- Longest tuning: %.0f s (target <= %.0f s per kernel: %s)" % (
-            mx, TARGET_TUNE_S, "met" if mx <= TARGET_TUNE_S else "**not met**"))
+                 "**%.4f** (target >= %.2f: %s)%s" % (
+                     len(m), len(changed), g, TARGET_GEOMEAN, "met" if g >= TARGET_GEOMEAN else "**not met**",
+                     "; over the %d changed ones alone: %.4f" % (len(changed), geomean([r["speedup"] for r in changed]))
+                     if changed and len(changed) < len(m) else ""))
+    above = [r for r in changed if r["speedup_lo"] > 1.0]
+    unch = [r for r in m if r["status"] == "unchanged"]
+    detail = []
+    if changed:
+        detail.append("%d of the %d changed kernels have their interval above 1" % (len(above), len(changed)))
+    if unch:
+        detail.append("%s kept the stock cubin (A/A %s)" % (
+            ", ".join(r["case"] for r in unch),
+            ", ".join("[%.4f, %.4f]" % (r["speedup_lo"], r["speedup_hi"]) for r in unch)))
+    lines.append("- Kernels slower than stock (95 %% interval below 1): %s%s (target: none: %s)" % (
+        ", ".join(slow) if slow else "none", "; " + "; ".join(detail) if detail else "",
+        "met" if not slow else "**not met**"))
+    if ran:
+        mx = max(t["wall_s"] for t in ran)
+        bud = [t.get("budget_s") or 0 for t in ran]
+        lines.append("- Longest tuning: %.0f s, with budgets of %s (target <= %.0f s per kernel: %s%s)" % (
+            mx, "%.0f s" % max(bud) if min(bud) == max(bud) else "%.0f to %.0f s" % (min(bud), max(bud)),
+            TARGET_TUNE_S, "met" if mx <= TARGET_TUNE_S else "**not met**",
+            ", trivially: the budgets were far below it" if max(bud) <= TARGET_TUNE_S / 4 and mx <= TARGET_TUNE_S else ""))
     not_m = [r for r in rs if not measured(r)]
     if not_m:
         lines.append("- Not measured: %d of %d kernels (below); the targets cover only the measured ones." % (len(not_m), len(rs)))
@@ -219,9 +253,12 @@ def chart(groups, png):
         ax.set_yticks(y)
         ax.set_yticklabels(names, fontsize=8)
         span = max([abs(v - 1) + e for v, e in zip(vals, hi)] + [TARGET_GEOMEAN - 1 + 0.01, 0.02])
-        ax.set_xlim(1 - max(span, 0.02) * 1.15, 1 + span * 1.25 + 0.01)
+        low = max([1 - (v - l) for v, l in zip(vals, lo)] + [NOISE, 0.01])
+        ax.set_xlim(1 - low * 1.5, 1 + span * 1.25 + 0.01)
         g = geomean([effective_speedup(r) for _, r in items])
-        ax.set_title("%s: speedup over the ptxas schedule (geomean %.3f)" % (dev, g), fontsize=10)
+        n_not = sum(1 for run in dict(groups)[dev] for r in run["results"] if not measured(r))
+        ax.set_title("%s: speedup over the ptxas schedule (geomean %.3f%s)" % (
+            dev, g, ", %d kernel%s not measured" % (n_not, "s" * (n_not != 1)) if n_not else ""), fontsize=10)
         ax.set_xlabel("time(stock) / time(tuned), 95 % interval; grey band: A/A noise; dashed: the 1.05 target",
                       fontsize=8)
         ax.tick_params(axis="x", labelsize=8)
@@ -231,21 +268,28 @@ def chart(groups, png):
     return True
 
 
+def all_cases():
+    sys.path.insert(0, HERE)
+    import kernels as K
+    return [c.name for c in K.CASES]
+
+
 def kernels_table():
     sys.path.insert(0, HERE)
     import kernels as K
     return "\n".join("| `%s`%s | %s | %s |" % (c.name, " (quick)" if c.quick else "", c.title, c.shape) for c in K.CASES)
 
 
-def render(runs, png_name):
+def render(runs, png_name, notes=None):
+    notes = notes or {}
     out = ["# Benchmarks", "",
            "The suite in `bench/` measures what sasstune does to Triton kernels that users run, on the GPU:",
            "each kernel stock (ptxas's schedule, as Triton builds it) against the same kernel tuned by",
            "`sasstune tune`, with the measurement repeated apart from the tuner, and the stock kernel against",
-           "cuBLAS (matmuls) or the device's copy bandwidth (memory-bound kernels). Targets: a geometric mean",
-           "speedup of at least %.2f over the ptxas schedule with no kernel slower, at most %.0f minutes of" % (
-               TARGET_GEOMEAN, TARGET_TUNE_S / 60),
-           "tuning per kernel.", ""]
+           "cuBLAS (matmuls), torch SDPA (attention) or a device copy of the same bytes (memory-bound kernels).",
+           "Targets: a geometric mean speedup of at least %.2f over the ptxas schedule with no kernel slower,"
+           % TARGET_GEOMEAN,
+           "at most %.0f minutes of tuning per kernel." % (TARGET_TUNE_S / 60), ""]
     out.append("## Results")
     out.append("")
     gpu_runs = [r for r in runs if not r["run"].get("compile_only")]
@@ -263,16 +307,32 @@ def render(runs, png_name):
         for run in rs:
             m = run["run"]
             git = m.get("git") or {}
-            out.append("Made on %s by `%s` (sasstune %s%s, tuning budget %.0f s%s; %s)." % (
-                m.get("date", "?"), m.get("command", "?"), git.get("commit", "?"), " with local changes" if git.get("dirty") else "",
+            commit = ("sasstune %s%s" % (git["commit"], " with local changes" if git.get("dirty") else "")
+                      if git.get("commit") else "no git commit recorded")
+            out.append("Made on %s by `%s` (%s, tuning budget %.0f s%s; %s)." % (
+                m.get("date", "?"), m.get("command", "?"), commit,
                 m.get("budget_s", 0), ", time box %.0f s" % m["time_limit_s"] if m.get("time_limit_s") else "",
                 "total %.0f s" % m["wall_s"] if m.get("wall_s") else ""))
+            rel = os.path.relpath(os.path.abspath(run["path"]), ROOT)
+            if not rel.startswith(".."):
+                out.append("Data: `%s`." % rel)
             st = next((r.get("stock", {}).get("versions") for r in run["results"] if r.get("stock", {}).get("versions")), None)
             if st:
                 out.append("Software: " + ", ".join("%s %s" % kv for kv in sorted(st.items())) + ".")
             if not m.get("tune_available", True):
                 out.append("")
                 out.append("**No tuning in this run**: %s." % m.get("tune_unavailable_because"))
+            left_out = [c for c in all_cases() if c not in m.get("kernels", [])]
+            if left_out and m.get("kernels"):
+                out.append("")
+                out.append("This run covered %d of the suite's %d kernels%s; not run: %s." % (
+                    len(m["kernels"]), len(all_cases()), " (`--quick`)" if m.get("quick") else "",
+                    ", ".join("`%s`" % c for c in left_out)))
+            if notes.get(m.get("date")):
+                out.append("")
+                out.append("<!-- notes on the run of %s -->" % m["date"])
+                out.append(notes[m["date"]].rstrip("\n"))
+                out.append("<!-- end of notes -->")
             out.append("")
             out.append("| kernel | shape | stock | tuned | speedup [95 %] | tuning | steps/s | method | baseline "
                        "| stock [95 %] / tuned, of the baseline's speed |")
@@ -340,15 +400,23 @@ def main(argv=None):
     ap.add_argument("--md", default=os.path.join(ROOT, "docs", "benchmarks.md"))
     ap.add_argument("--png", default=None, help="the chart (default: benchmarks.png beside --md)")
     ap.add_argument("--none", action="store_true", help="write the page with no results")
+    ap.add_argument("--note", action="append", default=[],
+                    help="a paragraph of notes on the run (repeatable; one run only); without it, the notes the page "
+                         "already has on the same run are kept")
     a = ap.parse_args(argv)
     if not a.dirs and not a.none:
         ap.error("give a results folder (or --none)")
     runs = load(a.dirs) if a.dirs else []
+    notes = kept_notes(a.md)
+    if a.note:
+        if len(runs) != 1:
+            ap.error("--note goes with exactly one run")
+        notes[runs[0]["run"].get("date")] = "\n\n".join(a.note)
     png = a.png or os.path.join(os.path.dirname(os.path.abspath(a.md)), "benchmarks.png")
     os.makedirs(os.path.dirname(os.path.abspath(a.md)), exist_ok=True)
     os.makedirs(os.path.dirname(os.path.abspath(png)), exist_ok=True)
     link = os.path.relpath(os.path.abspath(png), os.path.dirname(os.path.abspath(a.md)))
-    text, groups = render(runs, link)
+    text, groups = render(runs, link, notes)
     drew = chart(groups, png) if groups else False
     if groups and not drew:
         text = text.replace("![speedups](%s)\n" % link, "")
