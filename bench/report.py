@@ -8,9 +8,13 @@ One table per GPU (runs on the same GPU model are listed one after the other), t
 against the targets, a chart of the speedups with their 95 % intervals, and the kernels that
 were not measured, with the reason.
 
+Several runs may be given (e.g. an earlier run's results.json and a new folder); they are listed
+one after the other, and when there are several the targets are also computed over all of them
+(each kernel's last measurement, in the order given).
+
 Notes on a run (what tree it was made from when results.json records no commit, what the run
-left out, earlier failed attempts): `--note TEXT` (repeatable, with a single run) sets them; the
-page keeps them, keyed by the run's date, when it is rewritten from the same run without --note.
+left out, earlier failed attempts): `--note TEXT` (repeatable) sets them for the run given last;
+the page keeps every run's notes, keyed by the run's date, when it is rewritten from the same runs.
 """
 import argparse
 import json
@@ -157,8 +161,9 @@ def row(r):
         if r["status"] == "unchanged":
             sp = "1 (unchanged; A/A %.4f [%.4f, %.4f])" % (r["speedup"], r["speedup_lo"], r["speedup_hi"])
         else:
-            sp = "**%.4f** [%.4f, %.4f]%s" % (r["speedup"], r["speedup_lo"], r["speedup_hi"],
-                                             " slower" if slower(r) else "")
+            sp = ("%.4f [%.4f, %.4f] (interval includes 1)" if r["speedup_lo"] <= 1.0 <= r["speedup_hi"]
+                  else "**%.4f** [%.4f, %.4f]") % (r["speedup"], r["speedup_lo"], r["speedup_hi"])
+            sp += " slower" if slower(r) else ""
     else:
         sp = "– (%s)" % r.get("status", "?")
         if "speedup" in r:
@@ -173,7 +178,7 @@ def row(r):
         tune_s, sps, meth = "–", "–", "–"
     if b.get("label") and "base_ms" in b:
         frac, lo, hi = 1.0 / b["base_speed"], 1.0 / b["base_speed_hi"], 1.0 / b["base_speed_lo"]
-        base = "%s: %s %s" % (b["label"], f_time(b["base_ms"]), f_rate(r, b["base_ms"]))
+        base = "%s: %s %s" % (b["label"].replace("|", "\\|"), f_time(b["base_ms"]), f_rate(r, b["base_ms"]))
         vs = "%.0f %% [%.0f, %.0f]" % (100 * frac, 100 * lo, 100 * hi)
         vs += " / %.0f %%" % (100 * frac * effective_speedup(r)) if measured(r) else " / –"
     elif b.get("error"):
@@ -185,13 +190,15 @@ def row(r):
         sp, tune_s, sps, meth, base, vs)
 
 
-def targets(rs):
+def targets(rs, where="below"):
     m = [r for r in rs if measured(r)]
     lines = []
     if not m:
         return ["No kernel was measured stock against tuned in this run."]
     g = geomean([effective_speedup(r) for r in m])
-    slow = [r["case"] for r in m if slower(r)]
+    slow = [r["case"] + (" (the tuner had confirmed %.4f [%.4f, %.4f])" % (
+        r["tune"]["ratio"], r["tune"]["ratio_lo"], r["tune"]["ratio_hi"])
+        if (r.get("tune") or {}).get("confirmed") and "ratio_lo" in r["tune"] else "") for r in m if slower(r)]
     ran = [r["tune"] for r in rs if (r.get("tune") or {}).get("ran")]
     changed = [r for r in m if r["status"] == "tuned"]
     lines.append("- Geometric mean speedup over the ptxas schedule, %d kernels measured (%d changed by the tuner): "
@@ -204,6 +211,10 @@ def targets(rs):
     detail = []
     if changed:
         detail.append("%d of the %d changed kernels have their interval above 1" % (len(above), len(changed)))
+        amb = [r for r in changed if r["speedup_lo"] <= 1.0 <= r["speedup_hi"]]
+        if amb:
+            detail.append("%s: interval includes 1 (not resolved; counted at its median in the geometric mean)" %
+                          ", ".join(r["case"] for r in amb))
     if unch:
         detail.append("%s kept the stock cubin (A/A %s)" % (
             ", ".join(r["case"] for r in unch),
@@ -220,8 +231,24 @@ def targets(rs):
             ", trivially: the budgets were far below it" if max(bud) <= TARGET_TUNE_S / 4 and mx <= TARGET_TUNE_S else ""))
     not_m = [r for r in rs if not measured(r)]
     if not_m:
-        lines.append("- Not measured: %d of %d kernels (below); the targets cover only the measured ones." % (len(not_m), len(rs)))
+        lines.append("- Not measured: %d of %d kernels (%s); the targets cover only the measured ones." % (
+            len(not_m), len(rs), where))
     return lines
+
+
+def latest(runs):
+    """One result per kernel over several runs: its last measurement, else its last result."""
+    by = {}
+    for run in runs:
+        for r in run["results"]:
+            if measured(r) or not measured(by.get(r["case"], {})):
+                by[r["case"]] = dict(r, _date=run["run"].get("date"))
+    return list(by.values())
+
+
+def hhmm(run):
+    d = run["run"].get("date") or "?"
+    return d.split()[1] if len(d.split()) > 1 else d
 
 
 def chart(groups, png):
@@ -237,11 +264,13 @@ def chart(groups, png):
     for ax, (dev, items) in zip(axes[:, 0], panels):
         names, vals, lo, hi, colors = [], [], [], [], []
         for run, r in items:
-            names.append("%s  %s" % (r["case"], r.get("shape", "")))
+            names.append("%s  %s%s" % (r["case"], r.get("shape", ""),
+                                       "  (%s)" % hhmm(run) if len(dict(groups)[dev]) > 1 else ""))
             vals.append(r["speedup"])
             lo.append(r["speedup"] - r["speedup_lo"])
             hi.append(r["speedup_hi"] - r["speedup"])
-            colors.append("#b0b0b0" if r["status"] == "unchanged" else ("#d04040" if slower(r) else "#3a8f4a"))
+            colors.append("#b0b0b0" if r["status"] == "unchanged" else "#d04040" if slower(r) else
+                          "#a8d5b0" if r["speedup_lo"] <= 1.0 else "#3a8f4a")
         y = list(range(len(names)))[::-1]
         ax.barh(y, [v - 1 for v in vals], left=1, color=colors, xerr=[lo, hi], capsize=3, height=0.6)
         for yy, (run, r), v, e in zip(y, items, vals, hi):
@@ -256,10 +285,11 @@ def chart(groups, png):
         low = max([1 - (v - l) for v, l in zip(vals, lo)] + [NOISE, 0.01])
         ax.set_xlim(1 - low * 1.5, 1 + span * 1.25 + 0.01)
         g = geomean([effective_speedup(r) for _, r in items])
-        n_not = sum(1 for run in dict(groups)[dev] for r in run["results"] if not measured(r))
-        ax.set_title("%s: speedup over the ptxas schedule (geomean %.3f%s)" % (
+        n_not = sum(1 for r in latest(dict(groups)[dev]) if not measured(r))
+        ax.set_title("%s: speedup over the ptxas schedule\n(geomean %.3f%s)" % (
             dev, g, ", %d kernel%s not measured" % (n_not, "s" * (n_not != 1)) if n_not else ""), fontsize=10)
-        ax.set_xlabel("time(stock) / time(tuned), 95 % interval; grey band: A/A noise; dashed: the 1.05 target",
+        ax.set_xlabel("time(stock) / time(tuned), 95 % interval; grey band: A/A noise; dashed: the 1.05 target\n"
+                      "green: interval above 1; pale green: interval includes 1; red: below 1; grey: unchanged",
                       fontsize=8)
         ax.tick_params(axis="x", labelsize=8)
     fig.tight_layout()
@@ -350,6 +380,19 @@ def render(runs, png_name, notes=None):
                     out.append("- `%s` (%s): %s" % (r["case"], r.get("status"), r.get("reason") or
                                                     (r.get("tune") or {}).get("error") or "see its folder"))
                 out.append("")
+        if len(rs) > 1:
+            comb = latest(rs)
+            out.append("#### Targets over the %d runs above" % len(rs))
+            out.append("")
+            out.append("Each kernel counted once, with its last measurement (runs of %s); the targets of each run "
+                       "are under its table." % ", ".join(r["run"].get("date", "?") for r in rs))
+            out.append("")
+            out += targets(comb, "%s; the reasons are in each run's list above" % ", ".join("`%s`" % r["case"] for r in comb
+                                                                      if not measured(r)))
+            never = [c for c in all_cases() if c not in {r["case"] for r in comb}]
+            if never:
+                out.append("- Not run at all on this GPU: %s." % ", ".join("`%s`" % c for c in never))
+            out.append("")
         out.append("")
     if groups and png_name:
         out.append("![speedups](%s)" % png_name)
@@ -401,17 +444,17 @@ def main(argv=None):
     ap.add_argument("--png", default=None, help="the chart (default: benchmarks.png beside --md)")
     ap.add_argument("--none", action="store_true", help="write the page with no results")
     ap.add_argument("--note", action="append", default=[],
-                    help="a paragraph of notes on the run (repeatable; one run only); without it, the notes the page "
-                         "already has on the same run are kept")
+                    help="a paragraph of notes on the run given last (repeatable); the notes the page already has on "
+                         "the other runs (and on that one, without --note) are kept")
     a = ap.parse_args(argv)
     if not a.dirs and not a.none:
         ap.error("give a results folder (or --none)")
     runs = load(a.dirs) if a.dirs else []
     notes = kept_notes(a.md)
     if a.note:
-        if len(runs) != 1:
-            ap.error("--note goes with exactly one run")
-        notes[runs[0]["run"].get("date")] = "\n\n".join(a.note)
+        if not runs:
+            ap.error("--note goes with a run")
+        notes[runs[-1]["run"].get("date")] = "\n\n".join(a.note)
     png = a.png or os.path.join(os.path.dirname(os.path.abspath(a.md)), "benchmarks.png")
     os.makedirs(os.path.dirname(os.path.abspath(a.md)), exist_ok=True)
     os.makedirs(os.path.dirname(os.path.abspath(png)), exist_ok=True)

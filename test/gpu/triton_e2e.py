@@ -19,7 +19,8 @@ Runs separate processes over one Triton cache folder, in this order:
 
 Writes OUT.json, OUT.md (a summary) and OUT.log (every child's stderr).  Exit status 0 when every
 check that applies passed; checks that need the plugin to tune are reported "n/a" (with the
-plugin's message) while the plugin answers "tuning is not available yet".
+plugin's message) when the plugin did not tune the kernel (nothing confirmed in the budget, no
+launch spec, no GPU).
 """
 import argparse
 import hashlib
