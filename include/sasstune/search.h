@@ -77,6 +77,7 @@ typedef struct st_search_opts {
 	double seconds;                     /* budget of wall-clock seconds (0 = none) */
 	unsigned episode_len, eval_interval, eval_pairs, confirm_pairs, confirm_top, greedy_k;
 	double start_best, reward_scale, crash_penalty;
+	double confirm_min;                 /* accept only if the confirmation's 95 % low end > this */
 	unsigned rollout, epochs, minibatch, anneal;                   /* PPO */
 	double lr, gamma, lambda, clip, ent_coef, vf_coef, max_grad_norm;
 	unsigned progress_every;

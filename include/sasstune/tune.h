@@ -9,6 +9,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* With the GPU reward a result is kept only if its confirmation interval lies above this
+ * (search option confirm_min, when left at 1.0): gains under 0.5 % are not resolved. */
+#define ST_TUNE_GPU_CONFIRM_MIN 1.005
+
 typedef enum st_reward { ST_REWARD_MODEL, ST_REWARD_GPU } st_reward;
 
 typedef struct st_tune_kernel {

@@ -40,6 +40,7 @@ static const opt_desc opt_table[] = {
 	OPT("start_best", start_best, OPT_DBL, 0, 1, 0.5),
 	OPT("reward_scale", reward_scale, OPT_DBL, 1e-6, 1e9, 100),
 	OPT("crash_penalty", crash_penalty, OPT_DBL, 0, 1e9, 1),
+	OPT("confirm_min", confirm_min, OPT_DBL, 1, 2, 1.0),
 	OPT("ppo.rollout", rollout, OPT_UNS, 2, 1e6, 64),
 	OPT("ppo.epochs", epochs, OPT_UNS, 1, 1000, 4),
 	OPT("ppo.minibatch", minibatch, OPT_UNS, 1, 1e6, 16),
@@ -748,7 +749,7 @@ static st_status finish(run *r, envrun *e, st_error *err)
 		if ((s = er_eval(r, e, r->o->confirm_pairs, &ev, err)))
 			return s;
 		res->confirms++;
-		if (ev.status == ST_OK && ev.lo > 1.0 && (acc == SIZE_MAX || ev.ratio > acc_ev.ratio)) {
+		if (ev.status == ST_OK && ev.lo > r->o->confirm_min && (acc == SIZE_MAX || ev.ratio > acc_ev.ratio)) {
 			acc = i;
 			acc_ev = ev;
 		}

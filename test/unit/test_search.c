@@ -284,15 +284,18 @@ static st_search_opts base_opts(st_search_method m, uint64_t seed, uint64_t step
 	return o;
 }
 
-/* Runs one search on a fresh toy and returns the true score of what it left. */
-static double run_toy(st_search_method m, uint64_t layout, uint64_t seed, uint64_t steps, double sigma,
-		      st_search_result *res_out)
+/* Runs one search on a fresh toy and returns the true score of what it left;
+ * confirm_min > 0 overrides the option of that name. */
+static double run_toy_min(st_search_method m, uint64_t layout, uint64_t seed, uint64_t steps, double sigma,
+			  double confirm_min, st_search_result *res_out)
 {
 	toy t;
 	toy_init(&t, 40, layout, seed * 7919 + 1, sigma);
 	st_search_env env = toy_env(&t, "toy");
 	const st_search_env *envs[] = {&env};
 	st_search_opts o = base_opts(m, seed, steps);
+	if (confirm_min > 0)
+		o.confirm_min = confirm_min;
 	st_policy *p = NULL;
 	st_error err;
 	if (m == ST_SEARCH_PPO)
@@ -313,6 +316,12 @@ static double run_toy(st_search_method m, uint64_t layout, uint64_t seed, uint64
 	st_policy_free(p);
 	toy_free(&t);
 	return score;
+}
+
+static double run_toy(st_search_method m, uint64_t layout, uint64_t seed, uint64_t steps, double sigma,
+		      st_search_result *res_out)
+{
+	return run_toy_min(m, layout, seed, steps, sigma, 0, res_out);
 }
 
 /* ---- tests ------------------------------------------------------------------- */
@@ -435,6 +444,30 @@ static void test_ppo_beats_random(void **state)
 	}
 	assert_true(wins >= 3);
 	assert_true(sum_ppo / 4 > sum_rnd / 4 + 0.01);
+}
+
+/* confirm_min: a gain whose confirmation interval does not clear it is not accepted
+ * (the GPU reward uses 1.005: module placement alone moves a cubin by ~0.4 %). */
+static void test_confirm_min(void **state)
+{
+	(void)state;
+	st_search_result res;
+	double g = run_toy_min(ST_SEARCH_GREEDY, 5, 1, 4000, 0.0, 0, &res);
+	assert_true(res.accepted && g > 0.03);
+	double gained = res.best.lo;
+	st_search_result_free(&res);
+	/* the same run with the bar just above what it found: nothing is kept */
+	g = run_toy_min(ST_SEARCH_GREEDY, 5, 1, 4000, 0.0, gained + 1e-6, &res);
+	assert_false(res.accepted);
+	assert_true(g == 0);
+	st_search_result_free(&res);
+	st_search_opts o;
+	st_search_opts_init(&o);
+	assert_true(o.confirm_min == 1.0);
+	st_error err;
+	assert_int_equal(st_search_opts_set(&o, "confirm_min", "1.005", &err), ST_OK);
+	assert_true(fabs(o.confirm_min - 1.005) < 1e-12);
+	assert_int_equal(st_search_opts_set(&o, "confirm_min", "0.9", &err), ST_EINVAL);
 }
 
 /* Greedy climbs with exact evaluations and stops at a local optimum (it
@@ -752,6 +785,7 @@ int main(void)
 		cmocka_unit_test(test_toy_env_sane),
 		cmocka_unit_test(test_ppo_beats_random),
 		cmocka_unit_test(test_greedy_climbs),
+		cmocka_unit_test(test_confirm_min),
 		cmocka_unit_test(test_same_seed_same_result),
 		cmocka_unit_test(test_confirmation_refuses_unproven),
 		cmocka_unit_test(test_crashes_rejected),
