@@ -15,10 +15,6 @@ BUILD=${BUILD:-build-gpu}
 JOBS=${JOBS:-$(nproc)}
 LOG=$OUT/build.log
 : > "$LOG"
-build() {
-  cmake -S . -B "$BUILD" ${ST_CMAKE_ARGS:-} -DCMAKE_BUILD_TYPE=Release -DST_TESTS=OFF "$@" &&
-    cmake --build "$BUILD" -j "$JOBS" --target sasstune_cli sasstune_worker
-}
 # The runtime alone (it needs only cJSON), for when the whole project does not
 # build here: a half-written module elsewhere must not stop the GPU tests.
 CJ=$(dirname "$(find / -name cJSON.h -path '*cjson*' 2>/dev/null | head -n 1)")
@@ -52,18 +48,9 @@ C
    gcc $F runtime/*.c plugin/util/*.c tools/sasstune/cmd_run.c tools/sasstune/cmd_compare.c \
        tools/sasstune/cmd_noise.c "$BUILD/gpu-main.c" -o "$BUILD/sasstune" $L) >> "$LOG" 2>&1
 }
-echo "building in $BUILD (log: $LOG)"
-if ! build >> "$LOG" 2>&1; then
-  # -O2 or another compiler may warn where the test build does not: retry with
-  # -Wno-error appended to every compile (a compiler launcher puts it last)
-  echo "build failed with -Werror; retrying without it" | tee -a "$LOG"
-  mkdir -p "$BUILD"
-  printf '#!/bin/sh\nexec "$@" -Wno-error\n' > "$BUILD/no-werror.sh"
-  chmod +x "$BUILD/no-werror.sh"
-  if ! build -DCMAKE_C_COMPILER_LAUNCHER="$PWD/$BUILD/no-werror.sh" >> "$LOG" 2>&1; then
-    echo "full build failed; building the runtime alone" | tee -a "$LOG"
-    runtime_only || { tail -n 40 "$LOG"; exit 1; }
-  fi
+if ! bash scripts/build-gpu.sh "$BUILD" "$LOG"; then
+  echo "full build failed; building the runtime alone" | tee -a "$LOG"
+  runtime_only || { tail -n 40 "$LOG"; exit 1; }
 fi
 # libsasstune.so (for the in-process test); a static libelf may not link into it
 if ! cmake --build "$BUILD" -j "$JOBS" --target sasstune >> "$LOG" 2>&1; then

@@ -15,20 +15,11 @@ OUT=${1:-$ROOT/build-soundness/results}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 if [ -d .deps ] && ! [ -f /usr/include/cjson/cJSON.h ]; then
-  source scripts/device-setup.sh
+  source scripts/device-setup.sh   # also for running: the carried libcjson.so.1
 fi
 BUILD=${BUILD:-build-soundness}
-JOBS=${JOBS:-$(nproc)}
 LOG=$OUT/build.log
-echo "building in $BUILD (log: $LOG)"
-cmake -S . -B "$BUILD" ${ST_CMAKE_ARGS:-} -DCMAKE_BUILD_TYPE=Release -DST_TESTS=OFF > "$LOG" 2>&1 &&
-  cmake --build "$BUILD" -j "$JOBS" --target sasstune_static sasstune_worker >> "$LOG" 2>&1 || {
-  # another module's half-written file may break -Werror at -O2: retry without it
-  printf '#!/bin/sh\nexec "$@" -Wno-error\n' > "$BUILD/no-werror.sh"; chmod +x "$BUILD/no-werror.sh"
-  cmake -S . -B "$BUILD" ${ST_CMAKE_ARGS:-} -DCMAKE_BUILD_TYPE=Release -DST_TESTS=OFF \
-    -DCMAKE_C_COMPILER_LAUNCHER="$ROOT/$BUILD/no-werror.sh" >> "$LOG" 2>&1 &&
-    cmake --build "$BUILD" -j "$JOBS" --target sasstune_static sasstune_worker >> "$LOG" 2>&1
-} || { tail -n 40 "$LOG"; exit 1; }
+bash scripts/build-gpu.sh "$BUILD" "$LOG" || exit 1
 cache() { sed -n "s/^$1:[A-Z]*=//p" "$BUILD/CMakeCache.txt"; }
 CJINC=$(cache CJSON_INCLUDE_DIR); ELFINC=$(cache LIBELF_INCLUDE_DIR)
 (set -x; gcc -O2 -std=c11 -D_GNU_SOURCE -Iinclude -Iplugin -I"$CJINC" -I"$ELFINC" test/gpu/soundness.c \

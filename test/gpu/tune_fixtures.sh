@@ -39,18 +39,10 @@ log() { echo "[$(elapsed)s] $*" | tee -a "$OUT/console.log"; }
 # ---- build -----------------------------------------------------------------------------------
 if ! [ -x "$BUILD/sasstune" ] || ! "$BUILD/sasstune" tune --help 2>/dev/null | grep -q -- --reward; then
   if [ -d .deps ] && ! [ -f /usr/include/cjson/cJSON.h ] && [ -z "${ST_CMAKE_ARGS:-}" ]; then
-    source scripts/device-setup.sh
+    source scripts/device-setup.sh   # also for running: the carried libcjson.so.1
   fi
   log "building $BUILD"
-  b() { cmake -S . -B "$BUILD" ${ST_CMAKE_ARGS:-} -DCMAKE_BUILD_TYPE=Release -DST_TESTS=OFF "$@" &&
-        cmake --build "$BUILD" -j "$(nproc)" --target sasstune_cli sasstune_worker; }
-  if ! b > "$OUT/build.log" 2>&1; then
-    mkdir -p "$BUILD"
-    printf '#!/bin/sh\nexec "$@" -Wno-error\n' > "$BUILD/no-werror.sh"
-    chmod +x "$BUILD/no-werror.sh"
-    b -DCMAKE_C_COMPILER_LAUNCHER="$ROOT/$BUILD/no-werror.sh" >> "$OUT/build.log" 2>&1 ||
-      { log "build failed:"; tail -n 30 "$OUT/build.log"; exit 1; }
-  fi
+  bash scripts/build-gpu.sh "$BUILD" "$OUT/build.log" || { log "build failed"; exit 1; }
 fi
 BUILD=$(cd "$BUILD" && pwd)
 S=$BUILD/sasstune

@@ -6,8 +6,7 @@ source scripts/device-setup.sh >/dev/null 2>&1
 T0=$(date +%s)
 timeout 200 bash test/gpu/soundness.sh /tmp/sound > /tmp/sound.log 2>&1; echo "sound rc=$? at $(( $(date +%s) - T0 ))s"
 cp /tmp/sound/summary.txt $OUT/sound-summary.txt; tar czf $OUT/soundness.tgz -C /tmp sound
-cmake -S . -B build-gpu $ST_CMAKE_ARGS -DCMAKE_BUILD_TYPE=Release -DST_TESTS=OFF > $OUT/build.log 2>&1
-cmake --build build-gpu -j16 --target sasstune sasstune_cli sasstune_worker >> $OUT/build.log 2>&1
+bash scripts/build-gpu.sh build-gpu $OUT/build.log || exit 1
 mkdir -p /tmp/cm; OUT=/tmp/cm timeout 150 bash bench/costmodel/rank.sh build-gpu 32 20 200 > /tmp/cm/console.txt 2>&1; echo "rank rc=$? at $(( $(date +%s) - T0 ))s"
 tar czf $OUT/costmodel.tgz -C /tmp cm
 cat /tmp/sound/summary.txt; tail -20 /tmp/cm/console.txt

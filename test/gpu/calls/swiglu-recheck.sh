@@ -4,8 +4,7 @@
 # bench run's stock.cubin, stock.sass, launch.json and tuned.cubin (renamed old-tuned.cubin).
 cd "$(dirname "$0")/../../.."
 source scripts/device-setup.sh >/dev/null 2>&1
-cmake -S . -B build-gpu $ST_CMAKE_ARGS -DCMAKE_BUILD_TYPE=Release -DST_TESTS=OFF > $OUT/build.log 2>&1
-cmake --build build-gpu -j16 --target sasstune_cli sasstune_worker >> $OUT/build.log 2>&1 || { tail -20 $OUT/build.log; exit 1; }
+bash scripts/build-gpu.sh build-gpu $OUT/build.log || exit 1
 export SASSTUNE_WORKER=$PWD/build-gpu/sasstune-worker
 S=${SWIGLU_DIR:?set SWIGLU_DIR to the folder with stock.cubin, stock.sass, launch.json, old-tuned.cubin}
 timeout 60 build-gpu/sasstune tune $S/stock.cubin --listing $S/stock.sass --launch $S/launch.json --reward gpu --budget 20s --seed 1 --quiet --json -o $OUT/new-tuned.cubin > $OUT/tune.json 2> $OUT/tune.err; echo tune rc=$?

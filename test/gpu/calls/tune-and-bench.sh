@@ -4,8 +4,7 @@
 cd "$(dirname "$0")/../../.."
 source scripts/device-setup.sh >/dev/null 2>&1
 T0=$(date +%s)
-cmake -S . -B build-gpu $ST_CMAKE_ARGS -DCMAKE_BUILD_TYPE=Release -DST_TESTS=OFF > $OUT/build.log 2>&1
-cmake --build build-gpu -j16 --target sasstune sasstune_cli sasstune_worker >> $OUT/build.log 2>&1 || { tail -30 $OUT/build.log; exit 1; }
+bash scripts/build-gpu.sh build-gpu $OUT/build.log || exit 1
 export SASSTUNE_WORKER=$PWD/build-gpu/sasstune-worker
 mkdir -p /tmp/tune
 OUT_SAVE=$OUT
