@@ -17,7 +17,7 @@ static void usage(FILE *out)
 		"  --reward gpu    the GPU: verified bit for bit against the original on fresh input sets\n"
 		"                  (crash, mismatch or hang: rejected), then timed in interleaved pairs.  A\n"
 		"                  result is kept only if a confirmation of >= 200 pairs puts the 95 %% interval\n"
-		"                  of original/tuned above 1.005 (--set confirm_min=X to change; two loads of\n"
+		"                  of original/tuned above 1.005 (--set confirm_min=X, X > 1.0, to change; two loads of\n"
 		"                  the same cubin differ by up to ~0.4 %%), it verifies again on new inputs, and the\n"
 		"                  independent checker passes it; otherwise OUT is the original, and we say so.\n"
 		"  --reward model  the static cost model (default; no GPU).  Its result is UNCONFIRMED: a\n"
