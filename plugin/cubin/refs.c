@@ -19,6 +19,7 @@
 #define OP_BRX 0x949
 #define OP_RET 0x950
 #define OP_WARPSYNC 0x348
+#define OP_WARPSYNC_ALL 0x948
 #define RET_BACK_WINDOW 32 /* slots searched before a CALL for its return-address literal */
 #define LEPC_FWD_WINDOW 16 /* slots searched after an LEPC for the literal of its own offset */
 
@@ -243,6 +244,12 @@ static void analyse(const uint8_t *image, const st_cubin_view *v, unsigned sm, s
 			case OP_CALL_ABS_REG:
 			case OP_CALL_ABS_IMM:
 			case OP_LEPC_REG:
+				break;
+			case OP_WARPSYNC_ALL:
+				/* WARPSYNC.ALL: full-warp mask, no operand; refuse any set bit where a label or a
+				 * mask register could be, rather than guess. */
+				if (((w.lo >> 16) & 0xff) || (w.lo >> 34) || (w.hi & 0x3ffff))
+					refuse(r, "WARPSYNC.ALL at 0x%x: operand bits are not understood", at);
 				break;
 			default:
 				refuse(r, "instruction at 0x%x: branch-unit opcode 0x%x is not understood", at, op);

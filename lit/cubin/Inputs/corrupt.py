@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Write a damaged copy of a cubin: corrupt.py IN OUT WHAT, WHAT one of
 magic, machine, osabi, shoff, secsize, phoff, nvinfo-format, attr (the first EXIT list's id
-becomes 0x7e), notelf (100 bytes of text)."""
+becomes 0x7e), warpsync (bit 16 set in the first WARPSYNC.ALL: an operand sasstune does not know),
+notelf (100 bytes of text)."""
 import struct
 import sys
 
@@ -54,6 +55,15 @@ elif what == "attr":
                 b[p + 1] = 0x7E
                 done = True
             p += 4 + (struct.unpack_from("<H", b, p + 2)[0] if fmt == 4 else 0)
+elif what == "warpsync":
+    for i, name, typ, off, size, h in sections():
+        if not name.startswith(".text."):
+            continue
+        for p in range(off, off + size, 16):
+            if struct.unpack_from("<Q", b, p)[0] & 0xffffffffffff0fff == 0x948:
+                b[p + 2] |= 1
+                break
+        break
 elif what == "notelf":
     b = bytearray(b"this is a text file, not a cubin\n" * 3)
 else:
