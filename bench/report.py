@@ -41,7 +41,9 @@ carried `.deps/` itself):
     python3 bench/report.py bench-out                     # rewrites this page and benchmarks.png
 
 `run.py` options: `--kernels a,b` (names below), `--budget T` per kernel (default 60s, 40s with
-`--quick`), `--time-limit T` (the whole run; later budgets shrink to fit; 6m with `--quick`),
+`--quick`), `--time-limit T` (the whole run, 6m with `--quick`: each kernel's budget shrinks to its share of
+the time left after the other kernels' overhead, guessed at 15 s a kernel until the run has measured
+it; a share under 10 s skips the tuning),
 `--pairs N` for the stock/tuned comparison (400), `--baseline-pairs N` against cuBLAS or the copy
 (100), `--method ppo|random|greedy`, `--tune-arg ARG` (passed to `sasstune tune`), `--sasstune PATH`,
 `--build`. Without a GPU, `--compile-only` compiles every kernel for sm_90 and checks its launch spec

@@ -45,8 +45,9 @@ sys.path.insert(0, HERE)
 import kernels as K  # noqa: E402
 
 SCHEMA = "sasstune-bench-1"
-OVERHEAD_S = 40.0      # a kernel's cost besides the tuning budget (stock process, tune set-up and
-                       # confirmation, compare), for the time box
+OVERHEAD_S = 15.0      # first estimate of a kernel's cost besides its tuning budget (stock process,
+                       # tune set-up and confirmation, compare), for the time box; replaced by what the
+                       # run measures once a kernel has been tuned (H200: 7 to 12 s a kernel)
 MIN_BUDGET_S = 10.0
 
 
@@ -398,20 +399,30 @@ def main(argv=None):
     print("bench: %d kernels, budget %s each%s; sasstune %s%s" % (
         len(cases), fmt_seconds(budget_s), ", time box %s" % fmt_seconds(limit_s) if limit_s else "",
         sasstune or "(none)", "" if tune_ok else " (no tuning: %s)" % tune_why), file=sys.stderr)
+    overheads = []   # wall time less tuning budget, of each kernel tuned so far
     for i, case in enumerate(cases):
         b = budget_s
         if limit_s:
             left = limit_s - (time.time() - t_start)
             n_left = len(cases) - i
-            if left < OVERHEAD_S:
+            # the overhead still to come: 1.25 x the mean measured so far (the first guess before any)
+            est = 1.25 * sum(overheads) / len(overheads) if overheads else OVERHEAD_S
+            if left < est:
                 results.append({"case": case.name, "title": case.title, "shape": case.shape, "family": case.family,
                                 "status": "skipped", "reason": "time box (%s) spent" % fmt_seconds(limit_s)})
                 save()
                 continue
-            b = min(b, (left - OVERHEAD_S * n_left) / n_left)
+            b = min(b, (left - est * n_left) / n_left)
+            if b < budget_s:
+                print("bench: %s: tuning budget %s (time box: %s left for %d kernel%s, overhead %.0f s each)" % (
+                    case.name, fmt_seconds(max(b, 0)), fmt_seconds(left), n_left, "s" if n_left > 1 else "", est),
+                    file=sys.stderr)
         t0 = time.time()
         res = run_case(case, a, out_dir, sasstune, tune_ok, tune_why, b, env)
         res["wall_s"] = time.time() - t0
+        t = res.get("tune") or {}
+        if t.get("ran") and t.get("budget_s"):
+            overheads.append(max(0.0, res["wall_s"] - t["budget_s"]))
         json.dump(res, open(os.path.join(out_dir, case.name, "result.json"), "w"), indent=1)
         results.append(res)
         save()
