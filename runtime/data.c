@@ -262,6 +262,14 @@ static void *fill_worker(void *arg)
 st_status st_rt_param_fill(const st_param *p, uint64_t seed, unsigned set, unsigned index, uint8_t *dst,
 			st_error *err)
 {
+	char label[32];
+	snprintf(label, sizeof label, "params[%u]", index);
+	return st_rt_buffer_fill(p, seed, set, index, label, dst, err);
+}
+
+st_status st_rt_buffer_fill(const st_param *p, uint64_t seed, unsigned set, unsigned index, const char *label,
+			 uint8_t *dst, st_error *err)
+{
 	if (p->kind != ST_P_PTR || p->bytes == 0)
 		return ST_OK;
 	if (p->init == ST_INIT_FILE) {
@@ -272,7 +280,7 @@ st_status st_rt_param_fill(const st_param *p, uint64_t seed, unsigned set, unsig
 			return rc;
 		if (size != p->bytes) {
 			free(data);
-			return st_error_set(err, ST_EFORMAT, "params[%u].file: %s has %zu bytes, expected %llu", index,
+			return st_error_set(err, ST_EFORMAT, "%s.file: %s has %zu bytes, expected %llu", label,
 					    p->file, size, (unsigned long long)p->bytes);
 		}
 		memcpy(dst, data, size);

@@ -355,12 +355,23 @@ static st_status parse_init(ctx *c, const cJSON *v, st_param *p)
 	return rc;
 }
 
-static st_status parse_ptr(ctx *c, const cJSON *o, const char *base, st_param *p)
+/* A ptr param, or (hidden) an entry of "buffers": the same fields minus kind. */
+static st_status parse_ptr(ctx *c, const cJSON *o, const char *base, bool hidden, st_param *p)
 {
 	static const char *const fields[] = {"kind", "bytes", "dtype", "init", "file", "verify", "name", NULL};
-	st_status rc = check_fields(c, o, fields);
+	st_status rc = check_fields(c, o, hidden ? fields + 1 : fields);
 	if (rc != ST_OK)
 		return rc;
+	const cJSON *nm = get(o, "name");
+	if (nm && cJSON_IsString(nm)) { /* kept for messages about the buffer: one printable line */
+		if (!(p->name = strdup(nm->valuestring)))
+			return st_error_set(c->err, ST_ENOMEM, "out of memory");
+		for (char *q = p->name; *q; q++)
+			if ((unsigned char)*q < 0x20 || *q == 0x7f)
+				*q = '?';
+	} else if (nm && hidden) {
+		return fail(c, "name", "expected a string");
+	}
 	const cJSON *dt = get(o, "dtype"), *init = get(o, "init"), *file = get(o, "file"), *ver = get(o, "verify");
 	if (dt) {
 		if (!cJSON_IsString(dt) || (p->dtype = st_rt_dtype_parse(dt->valuestring)) == ST_DT_NONE)
@@ -371,6 +382,8 @@ static st_status parse_ptr(ctx *c, const cJSON *o, const char *base, st_param *p
 	bool have_bytes = get(o, "bytes") != NULL;
 	if ((rc = get_u64(c, o, "bytes", !file, 0, MAX_BUFFER, &p->bytes)) != ST_OK)
 		return rc;
+	if (hidden && have_bytes && p->bytes == 0)
+		return fail(c, "bytes", "0: a buffer needs at least 1 byte (only a ptr param can be null)");
 	p->verify = true;
 	if (ver) {
 		if (!cJSON_IsBool(ver))
@@ -461,8 +474,9 @@ static st_status get_enum(ctx *c, const cJSON *o, const char *key, const char *c
 
 static st_status parse_tensormap(ctx *c, const cJSON *o, st_param *p)
 {
-	static const char *const fields[] = {"kind", "tensor", "dtype", "shape", "strides", "box", "element_strides",
-					     "swizzle", "interleave", "l2_promotion", "oob_fill", "name", NULL};
+	static const char *const fields[] = {"kind", "tensor", "buffer", "dtype", "shape", "strides", "box",
+					     "element_strides", "swizzle", "interleave", "l2_promotion", "oob_fill",
+					     "name", NULL};
 	static const char *const swz[] = {"none", "32B", "64B", "128B"};
 	static const char *const itl[] = {"none", "16B", "32B"};
 	static const char *const l2p[] = {"none", "64B", "128B", "256B"};
@@ -477,7 +491,14 @@ static st_status parse_tensormap(ctx *c, const cJSON *o, st_param *p)
 		return fail(c, "dtype", "expected one of u8, u16, i32, u64, i64, fp16, bf16, fp32, fp64");
 	uint64_t t = 0, tmp[ST_TMAP_MAX_RANK];
 	uint32_t n_strides = 0, n_box = 0, n_es = 0;
-	if ((rc = get_u64(c, o, "tensor", true, 0, MAX_PARAMS - 1, &t)) != ST_OK)
+	/* over a ptr param ("tensor") or over a hidden buffer ("buffer"): exactly one */
+	const cJSON *tensor = get(o, "tensor"), *buffer = get(o, "buffer");
+	if (tensor && buffer)
+		return fail(c, "buffer", "give either tensor or buffer, not both");
+	if (!tensor && !buffer)
+		return fail(c, "tensor", "missing (or give buffer)");
+	p->in_buffers = buffer != NULL;
+	if ((rc = get_u64(c, o, p->in_buffers ? "buffer" : "tensor", true, 0, MAX_PARAMS - 1, &t)) != ST_OK)
 		return rc;
 	p->tensor = (uint32_t)t;
 	if ((rc = get_u64_array(c, o, "shape", true, 1, 1ull << 32, p->shape, &p->rank)) != ST_OK ||
@@ -511,9 +532,19 @@ static st_status parse_tensormap(ctx *c, const cJSON *o, st_param *p)
 
 static st_status check_tensormap(ctx *c, const st_launch *l, const st_param *p)
 {
-	if (p->tensor >= l->nparams || l->params[p->tensor].kind != ST_P_PTR || l->params[p->tensor].bytes == 0)
-		return fail(c, "tensor", "%u is not the index of a non-null ptr param", p->tensor);
-	const st_param *buf = &l->params[p->tensor];
+	const st_param *buf;
+	char what[32];
+	if (p->in_buffers) {
+		if (p->tensor >= l->nbuffers)
+			return fail(c, "buffer", "%u is not an index into buffers (the spec has %zu)", p->tensor, l->nbuffers);
+		buf = &l->buffers[p->tensor];
+		snprintf(what, sizeof what, "buffers[%u]", p->tensor);
+	} else {
+		if (p->tensor >= l->nparams || l->params[p->tensor].kind != ST_P_PTR || l->params[p->tensor].bytes == 0)
+			return fail(c, "tensor", "%u is not the index of a non-null ptr param", p->tensor);
+		buf = &l->params[p->tensor];
+		snprintf(what, sizeof what, "params[%u]", p->tensor);
+	}
 	uint64_t es = st_rt_dtype_size(p->dtype), last = 0;
 	for (uint32_t i = 0; i < p->rank; i++) {
 		if (p->shape[i] - 1 > (UINT64_MAX / 2) / p->strides[i])
@@ -521,8 +552,8 @@ static st_status check_tensormap(ctx *c, const st_launch *l, const st_param *p)
 		last += (p->shape[i] - 1) * p->strides[i];
 	}
 	if ((last + 1) > buf->bytes / es)
-		return fail(c, "shape", "spans %llu bytes but params[%u] has only %llu",
-			    (unsigned long long)((last + 1) * es), p->tensor, (unsigned long long)buf->bytes);
+		return fail(c, "shape", "spans %llu bytes but %s has only %llu",
+			    (unsigned long long)((last + 1) * es), what, (unsigned long long)buf->bytes);
 	return ST_OK;
 }
 
@@ -537,7 +568,7 @@ static st_status parse_param(ctx *c, const cJSON *o, const char *base, st_param 
 	const char *kind = k->valuestring;
 	if (!strcmp(kind, "ptr")) {
 		p->kind = ST_P_PTR;
-		return parse_ptr(c, o, base, p);
+		return parse_ptr(c, o, base, false, p);
 	}
 	if (!strcmp(kind, "bytes")) {
 		p->kind = ST_P_BYTES;
@@ -583,9 +614,36 @@ static st_status check_ptx_types(ctx *c, const cJSON *v, const st_launch *l)
 	return ST_OK;
 }
 
+/* "buffers": device buffers that are not kernel parameters (the tensors behind host
+ * TMA descriptors), named by a tensormap's "buffer". */
+static st_status parse_buffers(ctx *c, const cJSON *bs, const char *base, st_launch *l)
+{
+	if (!bs)
+		return ST_OK;
+	if (!cJSON_IsArray(bs) || cJSON_GetArraySize(bs) > MAX_PARAMS)
+		return fail(c, "buffers", "expected an array of at most %d buffer objects", MAX_PARAMS);
+	size_t n = (size_t)cJSON_GetArraySize(bs);
+	if (n && !(l->buffers = calloc(n, sizeof *l->buffers)))
+		return st_error_set(c->err, ST_ENOMEM, "out of memory");
+	const cJSON *it = bs->child;
+	for (size_t i = 0; i < n; i++, it = it->next) {
+		ctx bc = {.err = c->err};
+		snprintf(bc.field, sizeof bc.field, "buffers[%zu]", i);
+		l->nbuffers = i + 1;
+		l->buffers[i].kind = ST_P_PTR;
+		if (!cJSON_IsObject(it))
+			return fail(&bc, NULL, "expected an object");
+		st_status rc = parse_ptr(&bc, it, base, true, &l->buffers[i]);
+		if (rc != ST_OK)
+			return rc;
+	}
+	return ST_OK;
+}
+
 static st_status parse_root(ctx *c, const cJSON *root, const char *base, st_launch *l)
 {
-	static const char *const fields[] = {"kernel", "grid", "block", "shared_bytes", "params", "ptx_param_types", NULL};
+	static const char *const fields[] = {"kernel", "grid", "block", "shared_bytes", "params", "buffers",
+					     "ptx_param_types", NULL};
 	static const unsigned grid_max[3] = {2147483647u, 65535, 65535}, block_max[3] = {1024, 1024, 64};
 	if (!cJSON_IsObject(root))
 		return fail(c, NULL, "expected a JSON object");
@@ -629,6 +687,8 @@ static st_status parse_root(ctx *c, const cJSON *root, const char *base, st_laun
 	}
 	if (space > MAX_PARAM_SPACE)
 		return fail(c, "params", "%u bytes of parameters; at most %u", space, MAX_PARAM_SPACE);
+	if ((rc = parse_buffers(c, get(root, "buffers"), base, l)) != ST_OK)
+		return rc;
 	for (size_t i = 0; i < n; i++) {
 		ctx pc = {.err = c->err};
 		snprintf(pc.field, sizeof pc.field, "params[%zu]", i);
@@ -747,8 +807,14 @@ void st_launch_free(st_launch *l)
 	for (size_t i = 0; i < l->nparams; i++) {
 		free(l->params[i].value);
 		free(l->params[i].file);
+		free(l->params[i].name);
+	}
+	for (size_t i = 0; i < l->nbuffers; i++) {
+		free(l->buffers[i].file);
+		free(l->buffers[i].name);
 	}
 	free(l->params);
+	free(l->buffers);
 	free(l->kernel);
 	free(l->text);
 	free(l->base_dir);

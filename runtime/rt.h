@@ -49,7 +49,10 @@ typedef struct st_param {
 	double a, b;    /* mean/std, low/high, fill value, arange start/step */
 	char *file;     /* ST_INIT_FILE: resolved path */
 	bool verify;    /* compare this buffer with the reference (default true) */
-	/* ST_P_TENSORMAP: a CUtensorMap (128 bytes) over buffer `tensor` */
+	char *name;     /* a buffer's "name" (printable), or NULL */
+	/* ST_P_TENSORMAP: a CUtensorMap (128 bytes) over ptr param `tensor`, or, when
+	 * in_buffers, over hidden buffer `tensor` (an index into st_launch.buffers) */
+	bool in_buffers;
 	uint32_t tensor, rank, swizzle, interleave, l2_promotion, oob_fill;
 	uint64_t shape[ST_TMAP_MAX_RANK], strides[ST_TMAP_MAX_RANK]; /* outermost first, elements */
 	uint32_t box[ST_TMAP_MAX_RANK], elem_strides[ST_TMAP_MAX_RANK];
@@ -60,6 +63,11 @@ struct st_launch {
 	unsigned grid[3], block[3], shared_bytes;
 	size_t nparams;
 	st_param *params;
+	/* "buffers": device buffers that are not kernel parameters (the tensors behind
+	 * host TMA descriptors); kind ST_P_PTR, bytes > 0.  Allocated, filled, guarded
+	 * and verified like ptr params, but not passed to the kernel. */
+	size_t nbuffers;
+	st_param *buffers;
 	char *text;     /* the JSON it was parsed from (sent to the worker) */
 	size_t text_len;
 	char *base_dir; /* where relative "file" paths start, or NULL */
@@ -76,6 +84,10 @@ uint64_t st_rt_mix64(uint64_t x);
 /* Fill a buffer param's host bytes for input set `set` (files are read here). */
 st_status st_rt_param_fill(const st_param *p, uint64_t seed, unsigned set, unsigned index, uint8_t *dst,
 			st_error *err);
+/* The same for any buffer: `stream` picks its random stream (a param's index;
+ * nparams + j for buffers[j]), `label` names it in errors ("buffers[0]"). */
+st_status st_rt_buffer_fill(const st_param *p, uint64_t seed, unsigned set, unsigned stream, const char *label,
+			 uint8_t *dst, st_error *err);
 
 /* Compare a candidate buffer with the reference.  exact: bit for bit; else the
  * relative L2 error over dtype elements must be <= tol (NaN only where the

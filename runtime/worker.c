@@ -31,7 +31,8 @@ typedef struct wmod {
 	CUgraphExec sample; /* `reps` launches as one CUDA graph, made on first use */
 } wmod;
 
-/* A buffer param: [base, ptr) guard, [ptr, ptr + bytes) data, then poison up to
+/* A device buffer (a ptr param, or one of the spec's hidden "buffers"; see
+ * slot_param): [base, ptr) guard, [ptr, ptr + bytes) data, then poison up to
  * ptr + padded (padded = bytes rounded up to 4) and another guard. */
 typedef struct wbuf {
 	CUdeviceptr base, ptr;
@@ -73,7 +74,7 @@ typedef struct worker {
 	uint64_t seed;
 	bool flush, deterministic, fatal;
 	double sample_us, warmup_ms, tol, kernel_ms;
-	wbuf *bufs;
+	wbuf *bufs;          /* one per buffer slot: params, then the spec's hidden buffers */
 	uint8_t *args_store; /* 64-byte aligned slot per param */
 	void **args;
 	uint8_t *host, *guard_host; /* pinned staging */
@@ -88,7 +89,7 @@ typedef struct worker {
 	int optin_shared;
 	CUmodule cmp_mod;    /* the comparison kernel, NULL: compare on the host */
 	CUfunction cmp_fn;
-	CUdeviceptr results; /* 3 u64 per param: data, front guard, back guard */
+	CUdeviceptr results; /* 3 u64 per buffer slot: data, front guard, back guard */
 	CUdeviceptr pattern; /* GUARD_BYTES of GUARD_BYTE */
 	uint64_t *results_host;
 	bool no_graphs;      /* graphs failed once: time with plain launches */
@@ -141,6 +142,27 @@ static st_status cuerr(worker *w, st_error *err, CUresult r, const char *fmt, ..
 		if (r_ != CUDA_SUCCESS)                              \
 			return cuerr(w, err, r_, __VA_ARGS__);       \
 	} while (0)
+
+/* ---- buffer slots: slot i < nparams is params[i], slot nparams + j is buffers[j] ---- */
+static size_t nslots(const worker *w) { return w->spec->nparams + w->spec->nbuffers; }
+
+static const st_param *slot_param(const worker *w, size_t i)
+{
+	return i < w->spec->nparams ? &w->spec->params[i] : &w->spec->buffers[i - w->spec->nparams];
+}
+
+/* "params[2]", or "buffers[0] (c)" for a hidden buffer with a name */
+static const char *slot_name(const worker *w, size_t i, char *out, size_t n)
+{
+	const st_param *p = slot_param(w, i);
+	if (i < w->spec->nparams)
+		snprintf(out, n, "params[%zu]", i);
+	else if (p->name && p->name[0])
+		snprintf(out, n, "buffers[%zu] (%.64s)", i - w->spec->nparams, p->name);
+	else
+		snprintf(out, n, "buffers[%zu]", i - w->spec->nparams);
+	return out;
+}
 
 /* ---- modules ---- */
 static void unload(worker *w, wmod *m)
@@ -276,8 +298,8 @@ static st_status launch(worker *w, const wmod *m, st_error *err)
 /* Put input set k into the working buffers and poison the guards. */
 static st_status reset_buffers(worker *w, unsigned k, st_error *err)
 {
-	for (size_t i = 0; i < w->spec->nparams; i++) {
-		const st_param *p = &w->spec->params[i];
+	for (size_t i = 0; i < nslots(w); i++) {
+		const st_param *p = slot_param(w, i);
 		if (p->kind != ST_P_PTR || !p->bytes)
 			continue;
 		wbuf *b = &w->bufs[i];
@@ -291,7 +313,7 @@ static st_status reset_buffers(worker *w, unsigned k, st_error *err)
 
 static st_status check_guards(worker *w, size_t i, st_error *err)
 {
-	const st_param *p = &w->spec->params[i];
+	const st_param *p = slot_param(w, i);
 	wbuf *b = &w->bufs[i];
 	size_t back = b->padded - p->bytes + GUARD_BYTES;
 	CU(w->cu.MemcpyDtoH(w->guard_host, b->base, GUARD_BYTES), "reading guard bytes");
@@ -299,8 +321,9 @@ static st_status check_guards(worker *w, size_t i, st_error *err)
 	for (size_t j = 0; j < GUARD_BYTES + back; j++)
 		if (w->guard_host[j] != GUARD_BYTE) {
 			long off = j < GUARD_BYTES ? -(long)(GUARD_BYTES - j) : (long)(p->bytes + (j - GUARD_BYTES));
-			return st_error_set(err, ST_EMISMATCH, "params[%zu]: the kernel wrote outside the buffer (byte offset %ld)",
-					    i, off);
+			char name[128];
+			return st_error_set(err, ST_EMISMATCH, "%s: the kernel wrote outside the buffer (byte offset %ld)",
+					    slot_name(w, i, name, sizeof name), off);
 		}
 	return ST_OK;
 }
@@ -335,10 +358,10 @@ static st_status launch_cmp(worker *w, CUdeviceptr a, CUdeviceptr b, uint64_t wo
  * GPU; only a buffer that differs is read back, to describe the difference. */
 static st_status check_outputs_device(worker *w, unsigned k, st_error *err)
 {
-	size_t n = w->spec->nparams;
+	size_t n = nslots(w);
 	CU(w->cu.MemsetD32Async(w->results, 0xffffffffu, 6 * n, w->stream), "clearing comparison results");
 	for (size_t i = 0; i < n; i++) {
-		const st_param *p = &w->spec->params[i];
+		const st_param *p = slot_param(w, i);
 		if (p->kind != ST_P_PTR || !p->bytes)
 			continue;
 		wbuf *b = &w->bufs[i];
@@ -354,24 +377,26 @@ static st_status check_outputs_device(worker *w, unsigned k, st_error *err)
 	CU(w->cu.StreamSynchronize(w->stream), "comparing outputs");
 	CU(w->cu.MemcpyDtoH(w->results_host, w->results, 24 * n), "reading comparison results");
 	for (size_t i = 0; i < n; i++) {
-		const st_param *p = &w->spec->params[i];
+		const st_param *p = slot_param(w, i);
 		if (p->kind != ST_P_PTR || !p->bytes)
 			continue;
 		const uint64_t *r = &w->results_host[3 * i], none = ~0ull;
+		char name[128];
+		slot_name(w, i, name, sizeof name);
 		if (r[1] != none || r[2] != none) /* word granularity, like the host check's first byte */
-			return st_error_set(err, ST_EMISMATCH, "params[%zu]: the kernel wrote outside the buffer (byte offset %ld)", i,
+			return st_error_set(err, ST_EMISMATCH, "%s: the kernel wrote outside the buffer (byte offset %ld)", name,
 					    r[1] != none ? -(long)(GUARD_BYTES - 4 * r[1]) : (long)(w->bufs[i].padded + 4 * r[2]));
 		bool tail = r[0] != none && 4 * r[0] + 4 > p->bytes; /* the word holding the poisoned tail */
 		if (r[0] == none || (!p->verify && !tail))
 			continue;
 		/* read it back: describe the difference, or find the write past the end */
-		CU(w->cu.MemcpyDtoH(w->host, w->bufs[i].ptr, p->bytes), "reading params[%zu]", i);
+		CU(w->cu.MemcpyDtoH(w->host, w->bufs[i].ptr, p->bytes), "reading %s", name);
 		char why[300];
 		if (st_rt_buffers_match(w->bufs[i].ref[k], w->host, p->bytes, p->dtype, true, 0, why, sizeof why))
-			return st_error_set(err, ST_EMISMATCH, "params[%zu]: the kernel wrote outside the buffer (byte offset %llu)",
-					    i, (unsigned long long)p->bytes);
+			return st_error_set(err, ST_EMISMATCH, "%s: the kernel wrote outside the buffer (byte offset %llu)",
+					    name, (unsigned long long)p->bytes);
 		if (p->verify)
-			return st_error_set(err, ST_EMISMATCH, "input set %u: params[%zu]: %s", k, i, why);
+			return st_error_set(err, ST_EMISMATCH, "input set %u: %s: %s", k, name, why);
 	}
 	return ST_OK;
 }
@@ -381,8 +406,8 @@ static st_status check_outputs(worker *w, unsigned k, bool store, bool exact, st
 {
 	if (!store && exact && w->cmp_fn)
 		return check_outputs_device(w, k, err);
-	for (size_t i = 0; i < w->spec->nparams; i++) {
-		const st_param *p = &w->spec->params[i];
+	for (size_t i = 0; i < nslots(w); i++) {
+		const st_param *p = slot_param(w, i);
 		if (p->kind != ST_P_PTR || !p->bytes)
 			continue;
 		st_status rc = check_guards(w, i, err);
@@ -391,7 +416,9 @@ static st_status check_outputs(worker *w, unsigned k, bool store, bool exact, st
 		if (!p->verify && !store)
 			continue;
 		wbuf *b = &w->bufs[i];
-		CU(w->cu.MemcpyDtoH(w->host, b->ptr, p->bytes), "reading params[%zu]", i);
+		char name[128];
+		slot_name(w, i, name, sizeof name);
+		CU(w->cu.MemcpyDtoH(w->host, b->ptr, p->bytes), "reading %s", name);
 		if (store) {
 			memcpy(b->ref[k], w->host, p->bytes);
 			if (w->cmp_fn) /* with the poisoned tail, as the comparison expects */
@@ -400,7 +427,7 @@ static st_status check_outputs(worker *w, unsigned k, bool store, bool exact, st
 		}
 		char why[300];
 		if (!st_rt_buffers_match(b->ref[k], w->host, p->bytes, p->dtype, exact, w->tol, why, sizeof why))
-			return st_error_set(err, ST_EMISMATCH, "input set %u: params[%zu]: %s", k, i, why);
+			return st_error_set(err, ST_EMISMATCH, "input set %u: %s: %s", k, name, why);
 	}
 	return ST_OK;
 }
@@ -530,8 +557,8 @@ static st_status time_pairs(worker *w, wmod *a, wmod *b, unsigned pairs, double 
 static st_status setup_buffers(worker *w, st_error *err)
 {
 	const st_launch *l = w->spec;
-	size_t n = l->nparams;
-	w->bufs = calloc(n ? n : 1, sizeof *w->bufs);
+	size_t n = l->nparams, ns = nslots(w);
+	w->bufs = calloc(ns ? ns : 1, sizeof *w->bufs);
 	w->args = calloc(n ? n : 1, sizeof *w->args);
 	w->args_store = aligned_alloc(64, 64 * (n ? n : 1) + 32768);
 	if (!w->bufs || !w->args || !w->args_store)
@@ -544,6 +571,9 @@ static st_status setup_buffers(worker *w, st_error *err)
 		size_t sz = p->kind == ST_P_PTR ? 8 : p->size;
 		w->args[i] = w->args_store + off;
 		off += (sz + 63) / 64 * 64;
+	}
+	for (size_t i = 0; i < ns; i++) {
+		const st_param *p = slot_param(w, i);
 		if (p->kind == ST_P_PTR && p->bytes > w->max_bytes)
 			w->max_bytes = p->bytes;
 	}
@@ -551,43 +581,54 @@ static st_status setup_buffers(worker *w, st_error *err)
 	   (unsigned long long)w->max_bytes);
 	CU(w->cu.MemAllocHost((void **)&w->guard_host, 2 * GUARD_BYTES + 4), "allocating pinned host memory");
 	if (w->cmp_fn) {
-		if (!(w->results_host = malloc(24 * (n ? n : 1))))
+		if (!(w->results_host = malloc(24 * (ns ? ns : 1))))
 			return st_error_set(err, ST_ENOMEM, "out of memory");
-		CU(w->cu.MemAlloc(&w->results, 24 * (n ? n : 1)), "allocating comparison results");
+		CU(w->cu.MemAlloc(&w->results, 24 * (ns ? ns : 1)), "allocating comparison results");
 		CU(w->cu.MemAlloc(&w->pattern, GUARD_BYTES), "allocating the guard pattern");
 		CU(w->cu.MemsetD8Async(w->pattern, GUARD_BYTE, GUARD_BYTES, w->stream), "filling the guard pattern");
 	}
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n; i++) { /* by-value params; pointers below */
 		const st_param *p = &l->params[i];
-		if (p->kind == ST_P_SCALAR || p->kind == ST_P_BYTES) {
+		if (p->kind == ST_P_SCALAR || p->kind == ST_P_BYTES)
 			memcpy(w->args[i], p->value, p->size);
-			continue;
+		if (p->kind == ST_P_PTR) {
+			CUdeviceptr zero = 0;
+			memcpy(w->args[i], &zero, 8);
 		}
-		if (p->kind != ST_P_PTR)
-			continue;
-		CUdeviceptr zero = 0;
-		memcpy(w->args[i], &zero, 8);
-		if (!p->bytes)
+	}
+	for (size_t i = 0; i < ns; i++) {
+		const st_param *p = slot_param(w, i);
+		if (p->kind != ST_P_PTR || !p->bytes)
 			continue;
 		wbuf *b = &w->bufs[i];
+		char name[128];
+		slot_name(w, i, name, sizeof name);
 		if (!(b->inputs = calloc(w->sets, sizeof *b->inputs)) || !(b->ref = calloc(w->sets, sizeof *b->ref)) ||
 		    !(b->ref_dev = calloc(w->sets, sizeof *b->ref_dev)))
 			return st_error_set(err, ST_ENOMEM, "out of memory");
 		b->padded = (p->bytes + 3) / 4 * 4;
-		CU(w->cu.MemAlloc(&b->base, b->padded + 2 * (size_t)GUARD_BYTES), "allocating %llu bytes for params[%zu]",
-		   (unsigned long long)p->bytes, i);
+		CU(w->cu.MemAlloc(&b->base, b->padded + 2 * (size_t)GUARD_BYTES), "allocating %llu bytes for %s",
+		   (unsigned long long)p->bytes, name);
 		b->ptr = b->base + GUARD_BYTES;
 		for (unsigned k = 0; w->cmp_fn && k < w->sets; k++)
-			CU(w->cu.MemAlloc(&b->ref_dev[k], b->padded), "allocating the reference of params[%zu]", i);
-		memcpy(w->args[i], &b->ptr, 8);
+			CU(w->cu.MemAlloc(&b->ref_dev[k], b->padded), "allocating the reference of %s", name);
+		if (i < n) /* a hidden buffer is reached only through a tensor map */
+			memcpy(w->args[i], &b->ptr, 8);
+		/* the label as in the spec's field names: params[i] or buffers[j] */
+		char label[32];
+		if (i < n)
+			snprintf(label, sizeof label, "params[%zu]", i);
+		else
+			snprintf(label, sizeof label, "buffers[%zu]", i - n);
 		for (unsigned k = 0; k < w->sets; k++) {
-			CU(w->cu.MemAlloc(&b->inputs[k], p->bytes), "allocating input set %u of params[%zu]", k, i);
+			CU(w->cu.MemAlloc(&b->inputs[k], p->bytes), "allocating input set %u of %s", k, name);
 			if (!(b->ref[k] = malloc(p->bytes)))
-				return st_error_set(err, ST_ENOMEM, "out of memory for the reference of params[%zu]", i);
-			st_status rc = st_rt_param_fill(p, w->seed, k, (unsigned)i, w->host, err);
+				return st_error_set(err, ST_ENOMEM, "out of memory for the reference of %s", name);
+			/* random stream: the param's index, nparams + j for buffers[j] */
+			st_status rc = st_rt_buffer_fill(p, w->seed, k, (unsigned)i, label, w->host, err);
 			if (rc != ST_OK)
 				return rc;
-			CU(w->cu.MemcpyHtoD(b->inputs[k], w->host, p->bytes), "uploading input set %u of params[%zu]", k, i);
+			CU(w->cu.MemcpyHtoD(b->inputs[k], w->host, p->bytes), "uploading input set %u of %s", k, name);
 		}
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -609,7 +650,8 @@ static st_status setup_buffers(worker *w, st_error *err)
 			es[d] = p->elem_strides[r - 1 - d];
 		}
 		CUtensorMap map;
-		CU(w->cu.TensorMapEncodeTiled(&map, tmap_dtype[p->dtype], r, (void *)(uintptr_t)w->bufs[p->tensor].ptr, dims,
+		CUdeviceptr addr = w->bufs[p->in_buffers ? n + p->tensor : p->tensor].ptr;
+		CU(w->cu.TensorMapEncodeTiled(&map, tmap_dtype[p->dtype], r, (void *)(uintptr_t)addr, dims,
 					      strides + 1, box, es, (int)p->interleave, (int)p->swizzle,
 					      (int)p->l2_promotion, (int)p->oob_fill),
 		   "params[%zu]: encoding the tensor map", i);
@@ -761,9 +803,9 @@ static st_status do_init(worker *w, st_rt_reader *rd, st_rt_writer *out, st_erro
 	if ((rc = measure_kernel(w, err)) != ST_OK)
 		return st_error_wrap(err, "reference");
 	uint64_t digest = 0;
-	for (size_t i = 0; i < w->spec->nparams; i++)
+	for (size_t i = 0; i < nslots(w); i++)
 		for (unsigned set = 0; w->bufs[i].ref && set < w->sets; set++)
-			digest = st_rt_hash64(w->bufs[i].ref[set], w->spec->params[i].bytes, digest ^ i);
+			digest = st_rt_hash64(w->bufs[i].ref[set], slot_param(w, i)->bytes, digest ^ i);
 	char dev[200];
 	snprintf(dev, sizeof dev, "%s (sm_%d%d, driver %d.%d)", name, ccmaj, ccmin, driver / 1000, driver % 1000 / 10);
 	st_rt_put_str(out, dev);
@@ -850,7 +892,7 @@ static void cleanup(worker *w)
 			unload(w, &w->mods[i]);
 		for (size_t i = 0; i < w->nevents; i++)
 			w->cu.EventDestroy(w->events[i]);
-		for (size_t i = 0; w->spec && w->bufs && i < w->spec->nparams; i++) {
+		for (size_t i = 0; w->spec && w->bufs && i < nslots(w); i++) {
 			if (w->bufs[i].base)
 				w->cu.MemFree(w->bufs[i].base);
 			for (unsigned k = 0; w->bufs[i].inputs && k < w->sets; k++)
@@ -879,7 +921,7 @@ static void cleanup(worker *w)
 		for (int i = 0; i < MAX_MODS; i++)
 			free(w->mods[i].bytes);
 	}
-	for (size_t i = 0; w->spec && w->bufs && i < w->spec->nparams; i++) {
+	for (size_t i = 0; w->spec && w->bufs && i < nslots(w); i++) {
 		for (unsigned k = 0; w->bufs[i].ref && k < w->sets; k++)
 			free(w->bufs[i].ref[k]);
 		free(w->bufs[i].ref);

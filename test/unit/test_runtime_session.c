@@ -389,6 +389,106 @@ static void test_commands(void **state)
 	sh(out, sizeof out, "rm -rf %s", dir);
 }
 
+/* A hidden buffer (the tensor behind a host TMA descriptor, not a kernel
+ * parameter): the mock's add kernel writes its output through params[2], here a
+ * tensor map whose first 8 bytes are the buffer's address (as the mock encodes
+ * it).  The buffer is verified and guarded like a ptr param's. */
+static const char spec_tma_fmt[] =
+	"{\"kernel\":\"add_kernel\",\"grid\":[8],\"block\":[128],"
+	"\"buffers\":[{\"dtype\":\"fp32\",\"bytes\":16384,\"init\":\"zeros\",\"name\":\"out\"%s}],\"params\":["
+	"{\"kind\":\"ptr\",\"dtype\":\"fp32\",\"bytes\":16384,\"init\":\"randn\"},"
+	"{\"kind\":\"ptr\",\"dtype\":\"fp32\",\"bytes\":16384,\"init\":\"randn\"},"
+	"{\"kind\":\"tensormap\",\"buffer\":0,\"dtype\":\"fp32\",\"shape\":[4096],\"strides\":[1],\"box\":[128]},"
+	"{\"kind\":\"i32\",\"value\":4096},{\"kind\":\"ptr\",\"bytes\":0},{\"kind\":\"ptr\",\"bytes\":0}]}";
+
+#define TMA_CUBIN(body) CUBIN("params 8 8 128 4 8 8\n" body)
+
+static st_launch *spec_tma(bool verify)
+{
+	char json[2048];
+	snprintf(json, sizeof json, spec_tma_fmt, verify ? "" : ",\"verify\":false");
+	st_launch *l = NULL;
+	st_error err = {0};
+	if (st_launch_parse(json, strlen(json), NULL, &l, &err) != ST_OK)
+		fail_msg("%s", err.msg);
+	return l;
+}
+
+static void hidden_buffer_outcomes(bool on_gpu)
+{
+	st_runtime_options o;
+	options(&o);
+	st_launch *l = spec_tma(true);
+	st_error err = {0};
+	st_session *s = NULL;
+	/* the reference is checked too: a write past the hidden buffer's end */
+	const uint8_t *oob = TMA_CUBIN("op oob\n");
+	expect(st_session_open(oob, SIZE(oob), l, &o, &s, &err), ST_EMISMATCH, &err,
+	       "reference: buffers[0] (out): the kernel wrote outside the buffer (byte offset 16384)");
+	s = open_ok(TMA_CUBIN("op add\n"), &o, l);
+	st_session_info info;
+	st_session_get_info(s, &info);
+	assert_true(info.deterministic);
+	assert_int_equal(info.verify_on_gpu, on_gpu);
+	const uint8_t *good = TMA_CUBIN("op add\n# another candidate\n");
+	expect(st_session_verify(s, good, SIZE(good), &err), ST_OK, &err, NULL);
+	/* an output written only through the descriptor is compared bit for bit */
+	expect(st_session_verify(s, TMA_CUBIN("op wrong\n"), SIZE(TMA_CUBIN("op wrong\n")), &err), ST_EMISMATCH, &err,
+	       "input set 0: buffers[0] (out): 1 of 4096 fp32 elements differ, first at element 5 (reference ");
+	/* and its guard catches a write past its end */
+	expect(st_session_verify(s, oob, SIZE(oob), &err), ST_EMISMATCH, &err,
+	       "buffers[0] (out): the kernel wrote outside the buffer (byte offset 16384)");
+	/* a restarted worker rebuilds the hidden buffer's reference (the digest matches) */
+	expect(st_session_verify(s, TMA_CUBIN("op fault\n"), SIZE(TMA_CUBIN("op fault\n")), &err), ST_ECRASH, &err,
+	       "CUDA_ERROR_ILLEGAL_ADDRESS");
+	expect(st_session_verify(s, good, SIZE(good), &err), ST_OK, &err, NULL);
+	expect(st_session_verify(s, TMA_CUBIN("op wrong\n"), SIZE(TMA_CUBIN("op wrong\n")), &err), ST_EMISMATCH, &err,
+	       "input set 0: buffers[0] (out): 1 of 4096 fp32 elements differ");
+	st_session_get_info(s, &info);
+	assert_int_equal(info.restarts, 1);
+	/* the spec must match the kernel: 8 bytes where the spec has a 128-byte tensor map */
+	expect(st_session_verify(s, CUBIN("op add\n"), SIZE(CUBIN("op add\n")), &err), ST_EFORMAT, &err,
+	       "params[2]: kernel add_kernel takes 8 bytes there, the launch spec gives 128");
+	st_session_close(s);
+	st_launch_free(l);
+	/* verify: false skips its contents, but its guards are still checked */
+	l = spec_tma(false);
+	s = open_ok(TMA_CUBIN("op add\n"), &o, l);
+	expect(st_session_verify(s, TMA_CUBIN("op wrong\n"), SIZE(TMA_CUBIN("op wrong\n")), &err), ST_OK, &err, NULL);
+	expect(st_session_verify(s, oob, SIZE(oob), &err), ST_EMISMATCH, &err,
+	       "buffers[0] (out): the kernel wrote outside the buffer (byte offset 16384)");
+	st_session_close(s);
+	st_launch_free(l);
+}
+
+static void test_hidden_buffers(void **state)
+{
+	(void)state;
+	hidden_buffer_outcomes(true);
+	setenv("MOCK_CUDA_NO_JIT", "1", 1);
+	hidden_buffer_outcomes(false);
+	unsetenv("MOCK_CUDA_NO_JIT");
+}
+
+/* The command names a hidden buffer in its report, too. */
+static void test_hidden_buffer_command(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/st_rt_tma_XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	char json[2048];
+	snprintf(json, sizeof json, spec_tma_fmt, "");
+	write_file(dir, "spec.json", json);
+	write_file(dir, "good.cubin", "MOCKCUBIN\nkernel add_kernel\nparams 8 8 128 4 8 8\nop add\nend\n");
+	write_file(dir, "wrong.cubin", "MOCKCUBIN\nkernel add_kernel\nparams 8 8 128 4 8 8\nop wrong\nend\n");
+	static char out[65536];
+	int rc = sh(out, sizeof out, "cd %s && SASSTUNE_LIBCUDA=%s %s/sasstune run good.cubin wrong.cubin --launch spec.json "
+		    "--timeout 0.5 --warmup-ms 1 --pairs 10", dir, mock, bindir);
+	if (rc != 1 || !strstr(out, "candidate 2/2 wrong.cubin: mismatch: input set 0: buffers[0] (out): 1 of 4096 fp32 elements differ"))
+		fail_msg("run: exit %d, output:\n%s", rc, out);
+	sh(out, sizeof out, "rm -rf %s", dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -400,6 +500,8 @@ int main(void)
 		cmocka_unit_test(test_nondeterministic_reference),
 		cmocka_unit_test(test_commands),
 		cmocka_unit_test(test_worker_holds_no_fds),
+		cmocka_unit_test(test_hidden_buffers),
+		cmocka_unit_test(test_hidden_buffer_command),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }

@@ -133,6 +133,57 @@ static void test_scalars_and_extensions(void **state)
 	st_launch_free(l);
 }
 
+/* Hidden buffers: device buffers that are not kernel parameters, reached
+ * through a tensormap's "buffer" (host TMA descriptors). */
+static void test_hidden_buffers(void **state)
+{
+	(void)state;
+	st_launch *l = parse_ok(
+		"{\"kernel\":\"k\",\"grid\":[4],\"block\":[128],"
+		"\"buffers\":[{\"dtype\":\"fp16\",\"bytes\":8192,\"init\":\"zeros\",\"name\":\"c\",\"note\":\"written by TMA stores\"},"
+		"{\"bytes\":64,\"verify\":false,\"name\":\"x\\ny\"},{\"dtype\":\"bf16\",\"bytes\":128}],"
+		"\"params\":["
+		"{\"kind\":\"tensormap\",\"buffer\":0,\"dtype\":\"fp16\",\"shape\":[64,64],\"strides\":[64,1],"
+		"\"box\":[64,32],\"swizzle\":\"64B\",\"name\":\"c_desc\"},"
+		"{\"kind\":\"i32\",\"value\":64},{\"kind\":\"i64\",\"value\":1},"
+		"{\"kind\":\"ptr\",\"dtype\":\"fp32\",\"bytes\":256,\"name\":\"p\"},"
+		"{\"kind\":\"tensormap\",\"tensor\":3,\"dtype\":\"fp32\",\"shape\":[64],\"strides\":[1],\"box\":[64]},"
+		"{\"kind\":\"tensormap\",\"buffer\":2,\"dtype\":\"bf16\",\"shape\":[8,8],\"strides\":[8,1],\"box\":[8,8]}]}");
+	assert_int_equal(st_launch_param_count(l), 6); /* hidden buffers are not params */
+	assert_int_equal(l->nbuffers, 3);
+	assert_int_equal(l->buffers[0].kind, ST_P_PTR);
+	assert_int_equal(l->buffers[0].dtype, ST_DT_F16);
+	assert_int_equal(l->buffers[0].bytes, 8192);
+	assert_int_equal(l->buffers[0].init, ST_INIT_ZEROS);
+	assert_true(l->buffers[0].verify);
+	assert_string_equal(l->buffers[0].name, "c");
+	assert_int_equal(l->buffers[1].init, ST_INIT_RANDBYTES);
+	assert_false(l->buffers[1].verify);
+	assert_string_equal(l->buffers[1].name, "x?y"); /* names are kept one printable line */
+	assert_int_equal(l->buffers[2].init, ST_INIT_RANDN);
+	assert_null(l->buffers[2].name);
+	assert_true(l->params[0].in_buffers);
+	assert_int_equal(l->params[0].tensor, 0);
+	assert_int_equal(l->params[0].swizzle, 2);
+	assert_false(l->params[4].in_buffers);
+	assert_int_equal(l->params[4].tensor, 3);
+	assert_true(l->params[5].in_buffers);
+	assert_int_equal(l->params[5].tensor, 2);
+	/* filled like params, from their own random streams */
+	uint8_t a[128], b[128];
+	st_error err = {0};
+	assert_int_equal(st_rt_buffer_fill(&l->buffers[2], 1, 0, 6 + 2, "buffers[2]", a, &err), ST_OK);
+	assert_int_equal(st_rt_buffer_fill(&l->buffers[2], 1, 0, 6 + 2, "buffers[2]", b, &err), ST_OK);
+	assert_memory_equal(a, b, sizeof a);
+	assert_int_equal(st_rt_buffer_fill(&l->buffers[2], 1, 0, 6 + 1, "buffers[2]", b, &err), ST_OK);
+	assert_memory_not_equal(a, b, sizeof a);
+	st_launch_free(l);
+	/* an empty list is allowed */
+	l = parse_ok("{\"kernel\":\"k\",\"grid\":[1],\"block\":[32],\"buffers\":[],\"params\":[]}");
+	assert_int_equal(l->nbuffers, 0);
+	st_launch_free(l);
+}
+
 static void test_file_buffers(void **state)
 {
 	(void)state;
@@ -155,6 +206,21 @@ static void test_file_buffers(void **state)
 	assert_int_equal(st_rt_param_fill(&l->params[0], 1, 0, 0, buf, &err), ST_OK);
 	assert_int_equal(buf[63], 63);
 	st_launch_free(l);
+	const char *hidden = "{\"kernel\":\"k\",\"grid\":[1],\"block\":[32],\"buffers\":[{\"file\":\"x.bin\",\"dtype\":\"u8\"}],\"params\":[]}";
+	assert_int_equal(st_launch_parse(hidden, strlen(hidden), dir, &l, &err), ST_OK);
+	assert_int_equal(l->buffers[0].bytes, 64);
+	assert_int_equal(l->buffers[0].init, ST_INIT_FILE);
+	f = fopen(path, "ab"); /* the file changes after parsing: named as the spec names it */
+	fputc(64, f);
+	fclose(f);
+	assert_int_equal(st_rt_buffer_fill(&l->buffers[0], 1, 0, 0, "buffers[0]", buf, &err), ST_EFORMAT);
+	assert_non_null(strstr(err.msg, "buffers[0].file: "));
+	assert_non_null(strstr(err.msg, "has 65 bytes, expected 64"));
+	st_launch_free(l);
+	f = fopen(path, "wb");
+	for (int i = 0; i < 64; i++)
+		fputc(i, f);
+	fclose(f);
 	const char *bad = "{\"kernel\":\"k\",\"grid\":[1],\"block\":[32],\"params\":[{\"kind\":\"ptr\",\"file\":\"x.bin\",\"bytes\":65}]}";
 	assert_int_equal(st_launch_parse(bad, strlen(bad), dir, &l, &err), ST_EFORMAT);
 	assert_non_null(strstr(err.msg, "params[0].file"));
@@ -239,6 +305,38 @@ static void test_bad_specs(void **state)
 	parse_bad(HDR "\"params\":[{\"kind\":\"ptr\",\"bytes\":64},{\"kind\":\"tensormap\",\"tensor\":0,\"dtype\":\"fp16\",\"shape\":[4,4],\"strides\":[4,1],\"box\":[4,512]}]}", "params[1].box: element 1");
 	parse_bad(HDR "\"params\":[{\"kind\":\"ptr\",\"bytes\":64},{\"kind\":\"tensormap\",\"tensor\":0,\"dtype\":\"fp16\",\"shape\":[4,4],\"strides\":[4,1],\"box\":[4,4],\"swizzle\":\"256B\"}]}", "params[1].swizzle: expected one of none, 32B, 64B, 128B");
 	parse_bad(HDR "\"params\":[{\"kind\":\"ptr\",\"bytes\":64},{\"kind\":\"tensormap\",\"tensor\":0,\"dtype\":\"i8\",\"shape\":[4],\"strides\":[1],\"box\":[4]}]}", "params[1].dtype: expected one of");
+	/* hidden buffers and tensormaps over them */
+#define TMB ",{\"kind\":\"tensormap\",\"dtype\":\"fp16\",\"shape\":[8,8],\"strides\":[8,1],\"box\":[8,8]"
+	parse_bad(HDR "\"buffers\":{},\"params\":[]}", "launch spec: buffers: expected an array of at most 1024 buffer objects");
+	parse_bad(HDR "\"buffers\":[3],\"params\":[]}", "launch spec: buffers[0]: expected an object");
+	parse_bad(HDR "\"buffers\":[{\"kind\":\"ptr\",\"bytes\":8}],\"params\":[]}", "launch spec: buffers[0].kind: unknown field");
+	parse_bad(HDR "\"buffers\":[{\"bytes\":8},{\"dtype\":\"fp16\"}],\"params\":[]}", "launch spec: buffers[1].bytes: missing");
+	parse_bad(HDR "\"buffers\":[{\"bytes\":0}],\"params\":[]}", "launch spec: buffers[0].bytes: 0: a buffer needs at least 1 byte (only a ptr param can be null)");
+	parse_bad(HDR "\"buffers\":[{\"bytes\":0,\"init\":\"zeros\"}],\"params\":[]}", "launch spec: buffers[0].bytes: 0: a buffer needs at least 1 byte");
+	parse_bad(HDR "\"buffers\":[{\"bytes\":6,\"dtype\":\"fp32\"}],\"params\":[]}", "launch spec: buffers[0].bytes: 6 is not a multiple of the fp32 element size (4)");
+	parse_bad(HDR "\"buffers\":[{\"bytes\":8,\"dtype\":\"fp17\"}],\"params\":[]}", "launch spec: buffers[0].dtype: unknown dtype 'fp17'");
+	parse_bad(HDR "\"buffers\":[{\"bytes\":8,\"dtype\":\"i32\",\"init\":\"randn\"}],\"params\":[]}", "launch spec: buffers[0].init: randn needs a floating-point dtype");
+	parse_bad(HDR "\"buffers\":[{\"bytes\":8,\"verify\":\"no\"}],\"params\":[]}", "launch spec: buffers[0].verify: expected true or false");
+	parse_bad(HDR "\"buffers\":[{\"bytes\":8,\"name\":7}],\"params\":[]}", "launch spec: buffers[0].name: expected a string");
+	parse_bad(HDR "\"buffers\":[{\"bytes\":8,\"file\":\"/nonexistent/x.bin\"}],\"params\":[]}", "launch spec: buffers[0].file: /nonexistent/x.bin");
+	parse_bad(HDR "\"buffers\":[{\"bytes\":128}],\"params\":[{\"kind\":\"i32\",\"value\":1}" TMB ",\"buffer\":0,\"tensor\":0}]}",
+		  "launch spec: params[1].buffer: give either tensor or buffer, not both");
+	parse_bad(HDR "\"buffers\":[{\"bytes\":128}],\"params\":[{\"kind\":\"i32\",\"value\":1}" TMB "}]}",
+		  "launch spec: params[1].tensor: missing (or give buffer)");
+	parse_bad(HDR "\"buffers\":[{\"bytes\":128}],\"params\":[{\"kind\":\"i32\",\"value\":1}" TMB ",\"buffer\":1}]}",
+		  "launch spec: params[1].buffer: 1 is not an index into buffers (the spec has 1)");
+	parse_bad(HDR "\"params\":[{\"kind\":\"i32\",\"value\":1}" TMB ",\"buffer\":0}]}",
+		  "launch spec: params[1].buffer: 0 is not an index into buffers (the spec has 0)");
+	parse_bad(HDR "\"buffers\":[{\"bytes\":128}],\"params\":[{\"kind\":\"i32\",\"value\":1}" TMB ",\"buffer\":-1}]}",
+		  "launch spec: params[1].buffer: expected an integer from 0 to 1023");
+	parse_bad(HDR "\"buffers\":[{\"bytes\":128}],\"params\":[{\"kind\":\"i32\",\"value\":1}" TMB ",\"buffer\":\"0\"}]}",
+		  "launch spec: params[1].buffer: expected an integer from 0 to 1023");
+	parse_bad(HDR "\"buffers\":[{\"bytes\":128},{\"bytes\":64,\"dtype\":\"fp16\"}],\"params\":[{\"kind\":\"i32\",\"value\":1}" TMB ",\"buffer\":1}]}",
+		  "launch spec: params[1].shape: spans 128 bytes but buffers[1] has only 64");
+	/* a hidden buffer is not a param: "tensor" cannot name it */
+	parse_bad(HDR "\"buffers\":[{\"bytes\":128}],\"params\":[{\"kind\":\"i32\",\"value\":1}" TMB ",\"tensor\":0}]}",
+		  "launch spec: params[1].tensor: 0 is not the index of a non-null ptr param");
+#undef TMB
 	parse_bad(HDR "\"params\":[{\"kind\":\"ptr\",\"bytes\":8}],\"ptx_param_types\":[\"u64\",\"u32\"]}", "ptx_param_types: expected an array of 1 type names");
 	parse_bad(HDR "\"params\":[{\"kind\":\"i32\",\"value\":1}],\"ptx_param_types\":[\"u64\"]}", "ptx_param_types: element 0: u64 is 8 bytes but params[0] is 4");
 	/* the parameter space has a limit */
@@ -256,6 +354,7 @@ int main(void)
 		cmocka_unit_test(test_fixtures_parse),
 		cmocka_unit_test(test_add_spec_values),
 		cmocka_unit_test(test_scalars_and_extensions),
+		cmocka_unit_test(test_hidden_buffers),
 		cmocka_unit_test(test_file_buffers),
 		cmocka_unit_test(test_bad_specs),
 	};
