@@ -5,6 +5,9 @@
 # Triton 3.6's kernel parameters: every non-constexpr argument of the signature in order (an int
 # equal to 1 is specialised into a constexpr and disappears), then two pointers, the global and
 # the profile scratch buffers, each null unless the kernel needs it (then sized per program).
+# A host TMA tensor descriptor argument (metadata.tensordesc_meta) becomes a 128-byte CUtensorMap
+# followed by its shape (i32 each) and strides (i64 each); the tensor it points to is not a kernel
+# parameter and goes into the spec's top-level "buffers".
 import re
 import struct
 
@@ -29,7 +32,22 @@ _BUFFER = {
 _INT = {"i1": "i8", "u1": "u8", "i8": "i8", "i16": "i16", "i32": "i32", "i64": "i64", "u8": "u8", "u16": "u16",
         "u32": "u32", "u64": "u64"}
 _PARAM_BYTES = {"ptr": 8, "i8": 1, "u8": 1, "i16": 2, "u16": 2, "i32": 4, "u32": 4, "i64": 8, "u64": 8,
-                "fp16": 2, "bf16": 2, "fp32": 4, "fp64": 8}
+                "fp16": 2, "bf16": 2, "fp32": 4, "fp64": 8, "tensormap": 128}
+
+# Host TMA descriptors, as Triton 3.6's launcher encodes them (triton/backends/nvidia/driver.py,
+# make_tensordesc_arg, and driver.c, fillTMADescriptor): the element type in tensordesc_meta is
+# the device's enum, mapped to CUtensorMapDataType by this table (a copy of the driver's
+# TMA_DTYPE_DEVICE_TO_HOST); swizzle is CUtensorMapSwizzle; elementStrides all 1, no interleave,
+# L2 promotion 128B, OOB fill NaN when the descriptor's padding is "nan".
+TMA_DTYPE_DEVICE_TO_HOST = dict((i, i) for i in range(16))
+TMA_DTYPE_DEVICE_TO_HOST[8] = 10
+TMA_DTYPE_DEVICE_TO_HOST[9] = 8
+TMA_DTYPE_DEVICE_TO_HOST[10] = 9
+# CUtensorMapDataType -> the runtime's tensormap dtype (the types the runtime encodes)
+_TMA_DTYPE = {0: "u8", 1: "u16", 3: "i32", 4: "u64", 5: "i64", 6: "fp16", 7: "fp32", 8: "fp64", 9: "bf16"}
+_TMA_DTYPE_BYTES = {"u8": 1, "u16": 2, "i32": 4, "u64": 8, "i64": 8, "fp16": 2, "fp32": 4, "fp64": 8, "bf16": 2}
+_SWIZZLE = {0: "none", 1: "32B", 2: "64B", 3: "128B"}
+_TENSORDESC = re.compile(r"tensordesc<([^[>]*)\[([^]]*)\]")
 
 
 class Unsupported(Exception):
@@ -164,13 +182,56 @@ def _scalar(ty, value, name):
     raise Unsupported("argument %s: scalar type %s" % (name, ty))
 
 
+def _tensordesc(name, ty, desc, meta, inits):
+    """(hidden buffer, [params]) for host TMA descriptor argument `name` of type `ty`: the
+    CUtensorMap over the buffer (index filled in by the caller), then shape (i32) and strides
+    (i64), exactly as Triton's launcher builds and passes them."""
+    m = _TENSORDESC.match(ty)
+    if not m:
+        raise Unsupported("argument %s of type %s" % (name, ty))
+    elt, ndim = m.group(1), m.group(2).count(",") + 1
+    shape, strides = [int(x) for x in desc.shape], [int(x) for x in desc.strides]
+    block = [int(x) for x in meta["block_size"]]
+    if not (len(shape) == len(strides) == len(block) == ndim):
+        raise Unsupported("argument %s: descriptor rank %d, block %d, type says %d" % (name, len(shape), len(block), ndim))
+    if strides[-1] != 1:
+        raise Unsupported("argument %s: the innermost stride is %d, TMA needs 1" % (name, strides[-1]))
+    if meta.get("fp4_padded"):
+        shape[-1] *= 2   # as make_tensordesc_arg: the descriptor and the scalars both see it
+    host = TMA_DTYPE_DEVICE_TO_HOST.get(int(meta["elem_type"]))
+    dtype = _TMA_DTYPE.get(host)
+    if dtype is None or _TMA_DTYPE_BYTES[dtype] != int(meta["elem_size"]):
+        raise Unsupported("argument %s: TMA element type %s (CUtensorMapDataType %s, %s bytes) is not one the "
+                          "runtime encodes" % (name, meta["elem_type"], host, meta["elem_size"]))
+    swizzle = _SWIZZLE.get(int(meta["swizzle"]))
+    if swizzle is None:
+        raise Unsupported("argument %s: TMA swizzle mode %s" % (name, meta["swizzle"]))
+    if elt not in _BUFFER:
+        raise Unsupported("argument %s: descriptor over %s" % (name, elt))
+    bdtype, init = _BUFFER[elt]
+    base = desc.base
+    # the tensor's bytes; at least what the descriptor can reach (a strided view reaches further)
+    span = (sum((d - 1) * st for d, st in zip(shape, strides)) + 1) * int(meta["elem_size"]) if min(shape) > 0 else 0
+    nbytes = max(int(base.numel()) * int(base.element_size()), span)
+    buf = {"dtype": bdtype, "bytes": nbytes, "init": inits.get(name, init), "name": name + ".base",
+           "note": "the tensor behind host TMA descriptor %s (not a kernel parameter)" % name}
+    tmap = {"kind": "tensormap", "buffer": None, "dtype": dtype, "shape": shape, "strides": strides, "box": block,
+            "element_strides": [1] * ndim, "swizzle": swizzle, "interleave": "none", "l2_promotion": "128B",
+            "oob_fill": "nan" if getattr(desc, "padding", None) == "nan" else "none", "name": name}
+    params = [tmap]
+    params += [{"kind": "i32", "value": d, "name": "%s.shape[%d]" % (name, i)} for i, d in enumerate(shape)]
+    params += [{"kind": "i64", "value": st, "name": "%s.strides[%d]" % (name, i)} for i, st in enumerate(strides)]
+    return buf, params
+
+
 def launch_spec(signature, values, md, grid, inits=None):
     """The launch spec (a dict) of one launch.
 
     signature: {parameter name: Triton type} in order (CompiledKernel.src.signature);
     values: {parameter name: value} (bind()); md: the kernel's metadata (name, num_warps, shared,
     num_ctas, global/profile scratch sizes, tensordesc_meta); grid: the launch grid;
-    inits: {parameter name: init} overriding the one chosen by element type.
+    inits: {parameter name: init} overriding the one chosen by element type (for a host TMA
+    descriptor argument: the init of the tensor behind it, a hidden buffer of the spec).
     Raises Unsupported when the launch cannot be expressed."""
     inits = inits or {}
     g = [int(x) for x in grid] + [1] * (3 - len(grid))
@@ -181,11 +242,9 @@ def launch_spec(signature, values, md, grid, inits=None):
                        ("launch_pdl", "a programmatic dependent launch")):
         if getattr(md, flag, False):
             raise Unsupported("%s is not in the launch spec yet" % what)
-    if getattr(md, "tensordesc_meta", None):
-        raise Unsupported("host TMA tensor descriptors: Triton passes a CUtensorMap over a tensor that is "
-                          "not itself a kernel parameter, and the launch spec's tensormap kind needs its "
-                          "tensor to be one (docs/triton.md, Limits)")
-    params = []
+    # one entry per tensordesc argument, in order (None or missing: lowered without TMA)
+    td_meta = list(getattr(md, "tensordesc_meta", None) or [])
+    params, buffers = [], []
     for name, ty in signature.items():
         v = values[name]
         if ty == "constexpr":
@@ -193,7 +252,14 @@ def launch_spec(signature, values, md, grid, inits=None):
         if isinstance(ty, tuple):
             raise Unsupported("argument %s: tuple arguments are not handled by the bench" % name)
         if ty.startswith("tensordesc"):
-            raise Unsupported("argument %s: a tensor descriptor lowered without TMA" % name)
+            meta = td_meta.pop(0) if td_meta else None
+            if meta is None:
+                raise Unsupported("argument %s: a tensor descriptor lowered without TMA" % name)
+            buf, ps = _tensordesc(name, ty, v, meta, inits)
+            ps[0]["buffer"] = len(buffers)   # each descriptor its own buffer, even over one tensor
+            buffers.append(buf)
+            params += ps
+            continue
         if ty.startswith("*"):
             elt = ty[1:].lstrip("k")
             if v is None or (isinstance(v, int) and v == 0):
@@ -207,6 +273,8 @@ def launch_spec(signature, values, md, grid, inits=None):
                            "name": name})
         else:
             params.append(_scalar(ty, v, name))
+    if td_meta:   # Triton's launcher asserts one entry per tensordesc argument
+        raise Unsupported("tensordesc_meta has %d more entries than the signature has tensor descriptors" % len(td_meta))
     programs = g[0] * g[1] * g[2] * num_ctas
     for what in ("global_scratch", "profile_scratch"):
         size = int(getattr(md, what + "_size", 0) or 0)
@@ -214,8 +282,12 @@ def launch_spec(signature, values, md, grid, inits=None):
             params.append({"kind": "ptr", "bytes": size * programs, "init": "zeros", "verify": False, "name": what})
         else:
             params.append({"kind": "ptr", "bytes": 0, "name": what})
-    return {"kernel": md.name, "grid": g, "block": [int(md.num_warps) * int(getattr(md, "warp_size", 32) or 32), 1, 1],
-            "shared_bytes": int(md.shared), "params": params}
+    spec = {"kernel": md.name, "grid": g, "block": [int(md.num_warps) * int(getattr(md, "warp_size", 32) or 32), 1, 1],
+            "shared_bytes": int(md.shared)}
+    if buffers:
+        spec["buffers"] = buffers
+    spec["params"] = params
+    return spec
 
 
 _PTX_PARAM = re.compile(r"\.param\s+(?:\.align\s+\d+\s+)?\.(\w+)(?:\s+\.ptr(?:\s+\.\w+(?:\s+\d+)?)*)?\s+(\w+?)_param_(\d+)(\[(\d+)\])?")
@@ -266,4 +338,4 @@ def case_spec(case, F, arch=90):
 
 
 __all__ = ["Unsupported", "FakeTensor", "FakeFactory", "bind", "compile_for", "launch_spec", "ptx_params",
-           "check_against_ptx", "metadata_json", "case_spec", "DTYPES"]
+           "check_against_ptx", "metadata_json", "case_spec", "DTYPES", "TMA_DTYPE_DEVICE_TO_HOST"]
