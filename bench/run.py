@@ -20,7 +20,7 @@ Writes DIR/<kernel>/ (artifacts, stock.json, tune.json, compare.json, result.jso
 DIR/results.json (the run and every kernel, rewritten after each one, so a run cut short still
 reports).  `python3 bench/report.py DIR` turns it into docs/benchmarks.md and docs/benchmarks.png.
 
-Kernels whose launch the runtime cannot express (e.g. host TMA descriptors), or that sasstune
+Kernels whose launch the runtime cannot express (e.g. thread-block clusters), or that sasstune
 cannot rewrite, are still run stock and listed with the reason.  --quick is the time-boxed
 subset (4 kernels, 40 s budgets, about 6 minutes on an H200).  --compile-only needs no GPU:
 compile for sm_90, write the specs, validate them with the runtime's parser (and, with
