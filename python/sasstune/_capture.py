@@ -5,6 +5,13 @@ tuples flattened, host tensor descriptors expanded, then the global and profile 
 Buffers are copied to files beside the spec, so the runtime verifies and times candidates on the
 very inputs the program used; scalars are written bit-exactly (Triton packs fp16 with
 PyFloat_Pack2 and bf16 by truncating the float, and so do we).
+
+A host tensor descriptor (triton.tools.tensor_descriptor.TensorDescriptor) lowered to TMA (an
+entry in metadata.tensordesc_meta) is passed as a 128-byte CUtensorMap, then its shape (i32 each)
+and strides (i64 each).  The tensor behind it is no kernel parameter: it becomes one of the spec's
+hidden `buffers` (captured into a file like a pointer argument's tensor), and the `tensormap`
+param names it with `"buffer"` (docs/runtime.md).  The CUtensorMap is described as Triton's
+launcher encodes it (make_tensordesc_arg and fillTMADescriptor in triton/backends/nvidia/).
 """
 import ctypes
 import json
@@ -114,6 +121,21 @@ def int_param(kind, value):
 
 _TD = re.compile(r"tensordesc<([^[>]*)\[([^]]*)\]")
 
+# Host TMA descriptors as Triton 3.6's launcher encodes them (triton/backends/nvidia/driver.py,
+# make_tensordesc_arg; driver.c, fillTMADescriptor).  tensordesc_meta's elem_type is the device's
+# enum, mapped to CUtensorMapDataType by this copy of the driver's TMA_DTYPE_DEVICE_TO_HOST (the
+# tests check it against Triton's, and the tables below against the CUDA header Triton ships).
+TMA_DTYPE_DEVICE_TO_HOST = dict((i, i) for i in range(16))
+TMA_DTYPE_DEVICE_TO_HOST[8] = 10
+TMA_DTYPE_DEVICE_TO_HOST[9] = 8
+TMA_DTYPE_DEVICE_TO_HOST[10] = 9
+# CUtensorMapDataType -> (the runtime's tensormap dtype, bytes): the types the runtime encodes
+TMA_DTYPES = {0: ("u8", 1), 1: ("u16", 2), 3: ("i32", 4), 4: ("u64", 8), 5: ("i64", 8), 6: ("fp16", 2),
+              7: ("fp32", 4), 8: ("fp64", 8), 9: ("bf16", 2)}
+# CUtensorMapSwizzle -> the runtime's swizzle name (the 128B_ATOM modes are not encoded by it)
+TMA_SWIZZLE = {0: "none", 1: "32B", 2: "64B", 3: "128B"}
+TMA_MAX_RANK = 5
+
 
 class SpecBuilder:
     """Collects params; buffers are written to files in folder."""
@@ -121,7 +143,8 @@ class SpecBuilder:
     def __init__(self, folder):
         self.folder = folder
         self.params = []
-        self.buffers = []  # (param index, DeviceBuffer, path)
+        self.hidden = []  # the spec's top-level "buffers" (tensors behind host TMA descriptors)
+        self.buffers = []  # (where: a param index or "buffers[i]", DeviceBuffer, path): the files to write
         self.total_bytes = 0
         self.notes = []
 
@@ -164,10 +187,8 @@ class SpecBuilder:
 
     def add_tensordesc(self, ty, arg, name, meta):
         if meta is not None:
-            # The TMA path passes a CUtensorMap over the base tensor, which is not a kernel
-            # parameter; the runtime's "tensormap" kind needs its buffer to be one.
-            raise Unsupported("argument %s: a TMA tensor descriptor (the launch spec cannot hold a "
-                              "buffer that is not a kernel parameter yet)" % name)
+            self.add_tma_descriptor(ty, arg, name, meta)
+            return
         m = _TD.match(ty)
         if not m:
             raise Unsupported("argument %s of type %s" % (name, ty))
@@ -185,6 +206,70 @@ class SpecBuilder:
             self.params.append(dict(int_param("i32", v), name=name + ".shape"))
         for v in strides:
             self.params.append(dict(int_param("i64", v), name=name + ".stride"))
+
+    def add_tma_descriptor(self, ty, arg, name, meta):
+        """A host descriptor lowered to TMA: the tensor behind it as a hidden buffer, a tensormap
+        param over that buffer, then shape (i32) and strides (i64), as make_tensordesc_arg."""
+        m = _TD.match(ty)
+        if not m:
+            raise Unsupported("argument %s of type %s" % (name, ty))
+        elt, ndim = m.group(1), m.group(2).count(",") + 1
+        try:
+            shape, strides = [int(x) for x in arg.shape], [int(x) for x in arg.strides]
+            block = [int(x) for x in meta["block_size"]]
+            swz, elem_size, elem_type = int(meta["swizzle"]), int(meta["elem_size"]), int(meta["elem_type"])
+        except (AttributeError, KeyError, TypeError, ValueError) as e:
+            raise Unsupported("argument %s: not a host tensor descriptor with TMA metadata (%s: %s)" %
+                              (name, type(e).__name__, e))
+        if not (len(shape) == len(strides) == len(block) == ndim):
+            raise Unsupported("argument %s: descriptor rank %d (strides %d), TMA block rank %d, type says %d" %
+                              (name, len(shape), len(strides), len(block), ndim))
+        if ndim > TMA_MAX_RANK:
+            raise Unsupported("argument %s: rank %d, TMA takes at most %d" % (name, ndim, TMA_MAX_RANK))
+        if strides[-1] != 1:
+            raise Unsupported("argument %s: the innermost stride is %d, TMA needs 1" % (name, strides[-1]))
+        if not (all(1 <= d <= 1 << 32 for d in shape) and all(1 <= st <= 1 << 40 for st in strides)):
+            raise Unsupported("argument %s: shape %s, strides %s (a tensormap takes dimensions from 1 to 2^32 and "
+                              "strides from 1 to 2^40 elements)" % (name, shape, strides))
+        if meta.get("fp4_padded"):
+            shape[-1] *= 2  # as make_tensordesc_arg: the CUtensorMap and the scalars both see it
+        host = TMA_DTYPE_DEVICE_TO_HOST.get(elem_type)
+        tdt = TMA_DTYPES.get(host)
+        if tdt is None or tdt[1] != elem_size:
+            raise Unsupported("argument %s: TMA element type %d (CUtensorMapDataType %s, %d bytes) is not one the "
+                              "runtime encodes" % (name, elem_type, host, elem_size))
+        swizzle = TMA_SWIZZLE.get(swz)
+        if swizzle is None:
+            raise Unsupported("argument %s: TMA swizzle mode %d (CUtensorMapSwizzle; the runtime encodes none, "
+                              "32B, 64B and 128B)" % (name, swz))
+        if not all(1 <= b <= 256 for b in block):
+            raise Unsupported("argument %s: TMA box %s (each dimension 1 to 256)" % (name, block))
+        base = getattr(arg, "base", None)
+        try:
+            buf = buffer_of(base)
+        except Unsupported as e:
+            raise Unsupported("argument %s: the tensor behind the descriptor: %s" % (name, e))
+        span = (sum((d - 1) * st for d, st in zip(shape, strides)) + 1) * elem_size
+        if buf.nbytes == 0 or span > buf.nbytes:
+            raise Unsupported("argument %s: the descriptor spans %d bytes but its tensor's storage has %d from the "
+                              "base pointer" % (name, span, buf.nbytes))
+        index = len(self.hidden)
+        path = os.path.join(self.folder, "buf%d.bin" % index)
+        hb = {"dtype": _BUF_DTYPES.get(elt), "bytes": buf.nbytes, "file": path, "name": name + ".base",
+              "note": "the tensor behind host TMA descriptor %s (not a kernel parameter)" % name}
+        if hb["dtype"] is None:  # e.g. fp8: no runtime dtype, compared byte for byte
+            del hb["dtype"]
+        self.hidden.append(hb)
+        self.buffers.append(("buffers[%d]" % index, buf, path))
+        self.total_bytes += buf.nbytes
+        self.params.append({"kind": "tensormap", "buffer": index, "dtype": tdt[0], "shape": shape,
+                            "strides": strides, "box": block, "element_strides": [1] * ndim, "swizzle": swizzle,
+                            "interleave": "none", "l2_promotion": "128B",
+                            "oob_fill": "nan" if getattr(arg, "padding", None) == "nan" else "none", "name": name})
+        for i, v in enumerate(shape):
+            self.params.append(dict(int_param("i32", v), name="%s.shape[%d]" % (name, i)))
+        for i, v in enumerate(strides):
+            self.params.append(dict(int_param("i64", v), name="%s.strides[%d]" % (name, i)))
 
     def add_scratch(self, name, size_per_program, programs):
         if size_per_program and size_per_program > 0:
@@ -214,8 +299,12 @@ def build_spec(folder, kernel_name, signature, arg_names, args, md, grid, captur
     block = int(md.num_warps) * warp
     b = SpecBuilder(folder)
     tdm = list(getattr(md, "tensordesc_meta", None) or [])
+    n_meta = len(tdm)
     for name, value in zip(arg_names, args):
         b.add(signature[name], value, name, tdm)
+    if n_meta and tdm:  # Triton's launcher asserts one entry per descriptor argument
+        raise Unsupported("tensordesc_meta has %d entries, the signature %d tensor descriptors" %
+                          (n_meta, n_meta - len(tdm)))
     programs = g[0] * g[1] * g[2] * num_ctas
     b.add_scratch("global_scratch", getattr(md, "global_scratch_size", 0), programs)
     b.add_scratch("profile_scratch", getattr(md, "profile_scratch_size", 0), programs)
@@ -226,9 +315,11 @@ def build_spec(folder, kernel_name, signature, arg_names, args, md, grid, captur
         "grid": g,
         "block": [block, 1, 1],
         "shared_bytes": int(md.shared),
-        "params": b.params,
-        "note": "captured by the sasstune Triton adapter at the kernel's first launch",
     }
+    if b.hidden:
+        spec["buffers"] = b.hidden
+    spec["params"] = b.params
+    spec["note"] = "captured by the sasstune Triton adapter at the kernel's first launch"
     return spec, b
 
 
