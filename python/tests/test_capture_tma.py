@@ -46,6 +46,12 @@ class DevTensor:
     def data_ptr(self):
         return self.ptr
 
+    def numel(self):
+        return len(self.data) // self.dtype.itemsize
+
+    def element_size(self):
+        return self.dtype.itemsize
+
     def stride(self):
         out, acc = [], 1
         for d in reversed(self.shape):
@@ -259,6 +265,30 @@ def test_host_tma_matmul_capture(tmp_path):
     (tmp_path / "bad.json").write_text(json.dumps(bad))
     rc, err = run_cli(str(cubin), str(tmp_path / "bad.json"))
     assert rc == 1 and "bad.json: params[10].buffer: 3 is not an index into buffers" in err, err
+
+
+def test_same_spec_as_bench_spec_py(tmp_path):
+    """bench/spec.py builds host-TMA specs from the same metadata (verified on the H200); apart from
+    where the buffers' bytes come from (files here, seeded inits there) the specs are the same."""
+    import importlib.util
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "bench",
+                        "spec.py")
+    if not os.path.isfile(path):
+        pytest.skip("no bench/spec.py")
+    mod = importlib.util.spec_from_file_location("bench_spec", path)
+    bench = importlib.util.module_from_spec(mod)
+    mod.loader.exec_module(bench)
+    assert bench.TMA_DTYPE_DEVICE_TO_HOST == _capture.TMA_DTYPE_DEVICE_TO_HOST
+    ck = compile_matmul()
+    _, args, grid = matmul_args()
+    ours, *_ = capture(ck, args, grid, str(tmp_path))
+    theirs = bench.launch_spec(dict(ck.src.signature), dict(zip(ck.src.fn.arg_names, args)),
+                               ck.metadata, grid)
+    assert ours["params"] == theirs["params"]
+    strip = lambda bufs: [{k: v for k, v in b.items() if k not in ("file", "init")} for b in bufs]  # noqa: E731
+    assert strip(ours["buffers"]) == strip(theirs["buffers"])
+    assert {k: ours[k] for k in ("kernel", "grid", "block", "shared_bytes")} == \
+        {k: theirs[k] for k in ("kernel", "grid", "block", "shared_bytes")}
 
 
 def test_padding_nan_and_views(tmp_path):
