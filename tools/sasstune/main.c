@@ -2,7 +2,6 @@
 #include "cli.h"
 #include "sasstune/version.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -25,28 +24,6 @@ static void usage(FILE *out)
 		     "candidate correct.\n\ncommands:\n");
 	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
 		fprintf(out, "  %-9s %s\n", commands[i].name, commands[i].summary);
-}
-
-void st_cli_error(const char *cmd, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	fprintf(stderr, "sasstune %s: ", cmd);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-}
-
-int st_cli_fail(const char *cmd, const st_error *err)
-{
-	st_cli_error(cmd, "%s", err->msg[0] ? err->msg : st_status_str(err->code));
-	return ST_EXIT_FAIL;
-}
-
-int st_cli_not_implemented(const char *cmd)
-{
-	st_cli_error(cmd, "not implemented yet in sasstune %s", ST_VERSION_STRING);
-	return ST_EXIT_FAIL;
 }
 
 int main(int argc, char **argv)
