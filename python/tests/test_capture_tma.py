@@ -139,16 +139,28 @@ def capture(ck, args, grid, folder, limit=1 << 30):
     return spec, builder, path, text
 
 
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
 def sasstune_cli():
-    exe = os.path.join(os.path.dirname(_lib.find_library()), "sasstune")
-    if not os.access(exe, os.X_OK):
-        pytest.skip("no sasstune command beside %s" % _lib.find_library())
-    return exe
+    """The sasstune command: $SASSTUNE_BIN, beside the library, else the newest in a build folder of
+    this tree (scripts/test.sh builds the library without it in build/py, the command in build/test)."""
+    ok = lambda p: bool(p) and os.path.isfile(p) and os.access(p, os.X_OK)  # noqa: E731
+    for exe in (os.environ.get("SASSTUNE_BIN"), os.path.join(os.path.dirname(_lib.find_library()), "sasstune")):
+        if ok(exe):
+            return exe
+    found = [os.path.join(ROOT, d, sub, "sasstune") for d in os.listdir(ROOT) if d.startswith("build")
+             for sub in ("", "test", "py")]
+    found = sorted((p for p in found if ok(p)), key=os.path.getmtime, reverse=True)
+    if found:
+        return found[0]
+    pytest.skip("no sasstune command (SASSTUNE_BIN, beside the library, or in a build folder)")
 
 
 def run_cli(cubin_path, spec_path):
+    env = dict(os.environ, ASAN_OPTIONS="detect_leaks=0")  # a sanitized build's command is fine too
     r = subprocess.run([sasstune_cli(), "run", cubin_path, "--launch", spec_path, "--pairs", "1"],
-                       capture_output=True, text=True, timeout=120)
+                       capture_output=True, text=True, timeout=120, env=env)
     return r.returncode, r.stderr
 
 
@@ -254,6 +266,12 @@ def test_host_tma_matmul_capture(tmp_path):
     # the runtime's parser accepts it, with one param per PTX parameter (a CUtensorMap is 128 bytes)
     assert parse_spec(text) == ptx_param_count(ck) == len(p)
     assert len(re.findall(r"\.param\s+\.align\s+64\s+\.b8\s+\w+\[128\]", ck.asm["ptx"])) == 3
+
+
+def test_host_tma_matmul_spec_is_taken_by_sasstune_run(tmp_path):
+    ck = compile_matmul()
+    _, args, grid = matmul_args()
+    spec, builder, path, text = capture(ck, args, grid, str(tmp_path / "cap"))
     # `sasstune run` takes it: without a GPU it stops at the CUDA driver, which it loads after the spec
     cubin = tmp_path / "k.cubin"
     cubin.write_bytes(ck.asm["cubin"])
@@ -271,8 +289,7 @@ def test_same_spec_as_bench_spec_py(tmp_path):
     """bench/spec.py builds host-TMA specs from the same metadata (verified on the H200); apart from
     where the buffers' bytes come from (files here, seeded inits there) the specs are the same."""
     import importlib.util
-    path = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "bench",
-                        "spec.py")
+    path = os.path.join(ROOT, "bench", "spec.py")
     if not os.path.isfile(path):
         pytest.skip("no bench/spec.py")
     mod = importlib.util.spec_from_file_location("bench_spec", path)
