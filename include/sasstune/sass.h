@@ -112,6 +112,12 @@ st_status st_sass_check_plr(const st_sass_kernel *k, const char *plr_listing, si
 			    size_t *compared, void (*report)(void *ctx, const st_sass_insn *in, const char *diff), void *ctx,
 			    st_error *err);
 
+/* The reuse bits (1 = a, 2 = b, 4 = c) that the operand text's `.reuse` marks imply, each
+ * marked register's slot taken from `uses`; -1 when a mark is not on a plain R register in
+ * exactly one source slot.  Compare with ctrl.reuse to see whether an opcode's reuse bits
+ * follow the positional slots (most do; HADD2.F32 and IABS do not). */
+int st_sass_reuse_marks(const st_sass_insn *x);
+
 /* Text helpers: "R24", "UR4", "P0", "B1"; class and space names. */
 int st_sass_reg_str(char *buf, size_t n, unsigned file, unsigned index);
 const char *st_sass_class_str(unsigned cls);

@@ -654,6 +654,26 @@ static void check_coverage(ck *c)
 	}
 }
 
+/* Whether ptxas's own code shows that `opcode`'s reuse bit f is the operand in slot f: some
+ * instruction of the kernel with that opcode has the bit, and every reuse bit the opcode carries
+ * matches the `.reuse` marks nvdisasm prints (HADD2.F32 puts Rb's reuse in bit c, for one). */
+static bool reuse_proven(const ck *c, const char *opcode, unsigned f)
+{
+	bool seen = false;
+	for (uint32_t i = 0; i < c->n; i++) {
+		const st_sass_insn *x = &c->in[i];
+		if (strcmp(x->opcode, opcode))
+			continue;
+		st_ctrl k = x->ctrl;
+		unsigned bits = k.yield && k.stall >= 1 && k.stall <= 11 ? k.reuse : 0;
+		int marks = st_sass_reuse_marks(x);
+		if (marks < 0 || (unsigned)marks != bits)
+			return false;
+		seen |= (bits >> f & 1) != 0;
+	}
+	return seen;
+}
+
 static void check_reuse(ck *c)
 {
 	for (uint32_t j = 0; j < c->n; j++) {
@@ -685,6 +705,11 @@ static void check_reuse(ck *c)
 				     o->cls == ST_CLASS_ALU && y->cls == ST_CLASS_ALU && !varlat(o) && !varlat(y);
 				for (unsigned d = 0; ok && d < o->ndefs; d++)
 					ok = !meets(&o->defs[d], a);
+				if (ok && (!reuse_proven(c, o->opcode, f) || !reuse_proven(c, y->opcode, f))) {
+					violation(c, j, "%s: reuse flag %c added where ptxas's code does not show which operand that bit names on %s",
+						  o->opcode, 'a' + f, reuse_proven(c, o->opcode, f) ? y->opcode : o->opcode);
+					continue;
+				}
 			}
 			if (!ok)
 				violation(c, j, "%s: reuse flag %c is not valid here (the next instruction does not read that register in that slot)",

@@ -364,6 +364,10 @@ static st_status check_reuse(const st_sched *s, uint32_t j, unsigned f, walk *w,
 		if (x->defs[d].file == rx->file && x->defs[d].index < rx->index + rx->count &&
 		    rx->index < x->defs[d].index + x->defs[d].count)
 			return illegal(err, "reuse %c on 0x%x (%s): it writes the register it would keep", 'a' + f, 16 * j, x->opcode);
+	const char *unproven = !(m->si[X].reuse_ok >> f & 1) ? x->opcode : !(m->si[s->at[j + 1]].reuse_ok >> f & 1) ? y->opcode : NULL;
+	if (unproven)
+		return illegal(err, "reuse %c on 0x%x (%s): ptxas's code does not show that %s's reuse bit %c is the operand in slot %c",
+			       'a' + f, 16 * j, x->opcode, unproven, 'a' + f, 'a' + f);
 	return ST_OK;
 }
 

@@ -697,6 +697,40 @@ void sc_model_free(sc_model *m)
 	memset(m, 0, sizeof *m);
 }
 
+/* Per opcode (mnemonic with modifiers): the reuse bits ptxas set on it whose `.reuse` marks sit
+ * on the operand of that positional slot; none at all if any of its reuse bits does not. */
+static st_status reuse_ok(sc_model *m, st_error *err)
+{
+	const char **op = calloc(m->n ? m->n : 1, sizeof *op);
+	uint8_t *ok = calloc(m->n ? m->n : 1, 1), *bad = calloc(m->n ? m->n : 1, 1);
+	uint32_t *which = calloc(m->n ? m->n : 1, sizeof *which);
+	if (!op || !ok || !bad || !which) {
+		free(op), free(ok), free(bad), free(which);
+		return st_error_set(err, ST_ENOMEM, "sched: out of memory");
+	}
+	size_t nop = 0;
+	for (size_t i = 0; i < m->n; i++) {
+		const st_sass_insn *x = &m->in[i];
+		size_t o = 0;
+		while (o < nop && strcmp(op[o], x->opcode))
+			o++;
+		if (o == nop)
+			op[nop++] = x->opcode;
+		which[i] = (uint32_t)o;
+		int marks = st_sass_reuse_marks(x);
+		bool mode = x->ctrl.yield && x->ctrl.stall >= 1 && x->ctrl.stall <= 11;
+		unsigned bits = mode ? x->ctrl.reuse : 0;
+		if (marks < 0 || (unsigned)marks != bits)
+			bad[o] = 1;
+		else
+			ok[o] |= (uint8_t)bits;
+	}
+	for (size_t i = 0; i < m->n; i++)
+		m->si[i].reuse_ok = bad[which[i]] ? 0 : ok[which[i]];
+	free(op), free(ok), free(bad), free(which);
+	return ST_OK;
+}
+
 st_status sc_model_build(sc_model *m, const st_sass_kernel *k, const st_cubin *c, unsigned flags, st_error *err)
 {
 	memset(m, 0, sizeof *m);
@@ -773,5 +807,10 @@ st_status sc_model_build(sc_model *m, const st_sass_kernel *k, const st_cubin *c
 			si->sync_cap = mnem_is(x->opcode, "BAR") ? SC_BAR_CAP : SC_SYNC_CAP;
 	}
 	free(refslot);
+	st_status rc = reuse_ok(m, err);
+	if (rc) {
+		sc_model_free(m);
+		return rc;
+	}
 	return exposure(m, err);
 }

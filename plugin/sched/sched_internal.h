@@ -44,6 +44,9 @@ typedef struct sc_info {
 	uint8_t depbar;        /* SBs a DEPBAR waits on (bit k = SB k) */
 	uint8_t lout, lin;     /* longest fixed latency from / to an instruction of another block, cycles */
 	uint8_t sync_cap;      /* a barrier or fence: the cap of its distance to later SC_SYNC_DST (0: none) */
+	uint8_t reuse_ok;      /* reuse bits (1 a, 2 b, 4 c) that may be added: ptxas set that bit on this
+	                        * opcode in this kernel, and every reuse it set on the opcode follows the
+	                        * positional slots (st_sass_reuse_marks) */
 	int32_t orig_t;        /* issue cycle from its block's start, in the original order */
 	int32_t orig_end;      /* cycles from its issue to its block's end (own stall included), original */
 	uint32_t block;

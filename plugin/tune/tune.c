@@ -353,6 +353,28 @@ static st_status job_output(tjob *j, const st_tune_kernel *k, st_tune_result *r,
 		free(json);
 		goto done;
 	}
+	if (st_sched_depth(j->s)) {
+		/* nvdisasm must still decode every word (a control edit the model thought legal once gave
+		 * an encoding it rejects); skipped only where no nvdisasm can be found */
+		st_sass_opts no = j->so;
+		no.listing = NULL;
+		char *text = NULL;
+		size_t tlen = 0;
+		st_error de = {0};
+		st_status dr = st_sass_listing(c, &no, NULL, &text, &tlen, &de);
+		free(text);
+		if (dr && dr != ST_ENOTFOUND) {
+			if (dr == ST_ENOMEM) {
+				rc = st_error_set(err, dr, "%s", de.msg);
+				free(json);
+				goto done;
+			}
+			snprintf(r->message, sizeof r->message, "nvdisasm does not accept the tuned cubin (%.300s); input kept",
+				 de.msg);
+			free(json);
+			goto done;
+		}
+	}
 	size_t size;
 	const uint8_t *d = st_cubin_data(c, &size);
 	uint8_t *copy = malloc(size ? size : 1);

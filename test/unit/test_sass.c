@@ -358,6 +358,68 @@ static void test_latency(void **state)
 	st_sass_free(k);
 }
 
+/* The `.reuse` marks nvdisasm prints against the reuse bits ptxas set: positional (a, b, c by
+ * printed source order) on every opcode of the fixtures but HADD2.F32 (Rb carries bit c) and
+ * IABS (its one source carries bit b). */
+static void test_reuse_marks(void **state)
+{
+	(void)state;
+	static const char *const names[] = {"add_f32_1M", "softmax_f32_1024x1024", "layernorm_f16_1024x1024",
+					    "attn_fwd_f16_bh4_n1024_d64_b128x64",
+					    "matmul_f16_512x512x2048_b64x64x32_w4s3_leakyrelu",
+					    "matmul_f16_1024x1024x1024_b128x128x64_w4s4",
+					    "matmul_f16_2048x2048x2048_b128x256x64_w8s3"};
+	size_t flagged = 0, positional = 0, other = 0;
+	for (size_t f = 0; f < sizeof names / sizeof names[0]; f++) {
+		st_sass_kernel *k = decode_fixture(names[f]);
+		for (size_t i = 0; i < st_sass_count(k); i++) {
+			const st_sass_insn *x = &st_sass_insns(k)[i];
+			st_ctrl c = x->ctrl;
+			unsigned bits = c.yield && c.stall >= 1 && c.stall <= 11 ? c.reuse : 0;
+			int marks = st_sass_reuse_marks(x);
+			if (!bits) {
+				assert_int_equal(marks, 0); /* no flag, no mark */
+				continue;
+			}
+			flagged++;
+			if (marks == (int)bits) {
+				positional++;
+			} else {
+				/* the two opcodes whose printed source is not the port of the same name */
+				if (!strcmp(x->opcode, "HADD2.F32")) {
+					assert_int_equal(bits, 4); /* HADD2.F32 Rd, -RZ, Rb.reuse: bit c */
+					assert_int_equal(marks, 2);
+				} else {
+					assert_string_equal(x->opcode, "IABS");
+					assert_int_equal(bits, 2); /* IABS Rd, Ra.reuse: bit b */
+					assert_int_equal(marks, 1);
+				}
+				other++;
+			}
+		}
+		st_sass_free(k);
+	}
+	print_message("  reuse-flagged instructions: %zu; positional: %zu; HADD2.F32 or IABS (another port): %zu\n",
+		      flagged, positional, other);
+	assert_true(flagged > 100);
+	assert_true(other > 0 && positional > 10 * other);
+	/* marks that are not on a plain R register in one source slot */
+	st_sass_insn fake = {0};
+	st_sass_reg two[2] = {{4, ST_RF_R, 1, ST_SLOT_A}, {4, ST_RF_R, 1, ST_SLOT_B}};
+	fake.uses = two;
+	fake.nuses = 2;
+	fake.operands = "R4.reuse, R4";
+	assert_int_equal(st_sass_reuse_marks(&fake), -1);
+	fake.nuses = 1;
+	assert_int_equal(st_sass_reuse_marks(&fake), 1);
+	fake.operands = "-RZ, |R4|.reuse";
+	assert_int_equal(st_sass_reuse_marks(&fake), 1);
+	fake.operands = "UR4.reuse";
+	assert_int_equal(st_sass_reuse_marks(&fake), -1);
+	fake.operands = "R5.reuse";
+	assert_int_equal(st_sass_reuse_marks(&fake), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -365,6 +427,7 @@ int main(void)
 		cmocka_unit_test(test_ctrl_rules),       cmocka_unit_test(test_opinfo_sorted),
 		cmocka_unit_test(test_listing_parse),    cmocka_unit_test(test_decode_mini),
 		cmocka_unit_test(test_fixture_operands), cmocka_unit_test(test_latency),
+		cmocka_unit_test(test_reuse_marks),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
