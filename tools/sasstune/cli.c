@@ -27,3 +27,64 @@ int st_cli_not_implemented(const char *cmd)
 	st_cli_error(cmd, "not implemented yet in sasstune %s", ST_VERSION_STRING);
 	return ST_EXIT_FAIL;
 }
+
+static const st_cli_opt *find_opt(const st_cli_opt *o, const char *name)
+{
+	for (; o && o->name; o++)
+		if (!strcmp(o->name, name))
+			return o;
+	return NULL;
+}
+
+int st_cli_parse(int argc, char **argv, const st_cli_args *a)
+{
+	const char *cmd = argv[0];
+	for (int i = 1; i < argc; i++) {
+		const char *arg = argv[i];
+		const st_cli_opt *o = find_opt(a->opts, arg);
+		if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
+			a->usage(stdout);
+			return ST_EXIT_OK;
+		} else if (o && o->kind == ST_CLI_FLAG) {
+			*(int *)o->dst = 1;
+		} else if (o && o->kind == ST_CLI_BIT) {
+			*(unsigned *)o->dst |= o->bit;
+		} else if (o) {
+			if (i + 1 >= argc) {
+				if (a->terse)
+					st_cli_error(cmd, "%s needs an argument", arg);
+				else
+					st_cli_error(cmd, "%s needs an argument (see sasstune %s --help)", arg, cmd);
+				return ST_EXIT_USAGE;
+			}
+			const char *v = argv[++i];
+			if (o->kind == ST_CLI_STR)
+				*(const char **)o->dst = v;
+			else if (o->fn(cmd, v, o->dst))
+				return ST_EXIT_USAGE;
+		} else if (arg[0] == '-' && arg[1]) {
+			if (a->terse)
+				st_cli_error(cmd, "unknown option %s (see --help)", arg);
+			else
+				st_cli_error(cmd, "unknown option '%s' (see sasstune %s --help)", arg, cmd);
+			return ST_EXIT_USAGE;
+		} else if (a->arg) {
+			if (a->arg(cmd, arg, a->arg_dst))
+				return ST_EXIT_USAGE;
+		} else if (*a->file) {
+			if (a->terse)
+				st_cli_error(cmd, "more than one CUBIN given (see --help)");
+			else
+				st_cli_error(cmd, "more than one CUBIN given ('%s' and '%s')", *a->file, arg);
+			return ST_EXIT_USAGE;
+		} else {
+			*a->file = arg;
+		}
+	}
+	for (const st_cli_need *n = a->need; n && n->what; n++)
+		if (!*n->value) {
+			st_cli_error(cmd, "%s is required (see sasstune %s --help)", n->what, cmd);
+			return ST_EXIT_USAGE;
+		}
+	return -1;
+}

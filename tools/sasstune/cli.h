@@ -4,6 +4,8 @@
 
 #include "sasstune/error.h"
 
+#include <stdio.h>
+
 /* Exit codes of every command. */
 enum {
 	ST_EXIT_OK = 0,
@@ -40,5 +42,49 @@ int st_cli_fail(const char *cmd, const st_error *err);
 
 /* For commands whose issue is not done yet. */
 int st_cli_not_implemented(const char *cmd);
+
+/* The hand-rolled option parsing of every command but run, compare and noise (getopt,
+ * cmd_run.h).  What an option does: */
+typedef enum st_cli_kind {
+	ST_CLI_FLAG, /* no value: *(int *)dst = 1 */
+	ST_CLI_BIT,  /* no value: *(unsigned *)dst |= bit */
+	ST_CLI_STR,  /* a value: *(const char **)dst = the value */
+	ST_CLI_FN,   /* a value, taken by fn(cmd, value, dst): nonzero when it is not one (fn says why) */
+} st_cli_kind;
+
+typedef struct st_cli_opt {
+	const char *name; /* "--kernel", "-o" */
+	st_cli_kind kind;
+	void *dst;
+	unsigned bit;
+	int (*fn)(const char *cmd, const char *value, void *dst);
+} st_cli_opt;
+
+/* The table's rows (the pointer types are checked): */
+#define ST_OPT_FLAG(opt, p) {.name = (opt), .kind = ST_CLI_FLAG, .dst = (1 ? (p) : (int *)0)}
+#define ST_OPT_BIT(opt, p, b) {.name = (opt), .kind = ST_CLI_BIT, .dst = (1 ? (p) : (unsigned *)0), .bit = (b)}
+#define ST_OPT_STR(opt, p) {.name = (opt), .kind = ST_CLI_STR, .dst = (1 ? (p) : (const char **)0)}
+#define ST_OPT_FN(opt, f, p) {.name = (opt), .kind = ST_CLI_FN, .dst = (p), .fn = (f)}
+#define ST_OPT_END {.name = NULL}
+
+/* "WHAT is required (see sasstune CMD --help)" when *value is NULL after parsing. */
+typedef struct st_cli_need {
+	const char *const *value;
+	const char *what; /* "CUBIN", "-o OUT" */
+} st_cli_need;
+
+typedef struct st_cli_args {
+	void (*usage)(FILE *out);                                /* -h, --help: usage(stdout), exit 0 */
+	const st_cli_opt *opts;                                  /* ends with ST_OPT_END */
+	const char **file;                                       /* the one positional argument, or */
+	int (*arg)(const char *cmd, const char *arg, void *dst); /* each through this (nonzero: a usage error) */
+	void *arg_dst;
+	const st_cli_need *need; /* checked in order after the last argument; ends with {0}; may be NULL */
+	int terse;               /* disasm's wording: "unknown option X (see --help)", no quotes */
+} st_cli_args;
+
+/* Parse argv[1..argc-1] in order: -1 to go on, else the exit code (after --help, or a usage
+ * error said on stderr as "sasstune CMD: ...", CMD being argv[0]). */
+int st_cli_parse(int argc, char **argv, const st_cli_args *a);
 
 #endif

@@ -31,6 +31,27 @@ static void usage(FILE *out)
 		"exit status: 0 written, 1 failure (bad input or policy), 2 usage error\n");
 }
 
+static int max_steps_opt(const char *cmd, const char *v, void *dst)
+{
+	if (!st_tcli_u64(v, 1000000, dst)) {
+		st_cli_error(cmd, "--max-steps: '%s' is not a count (0..1000000)", v);
+		return 1;
+	}
+	return 0;
+}
+
+static int margin_opt(const char *cmd, const char *v, void *dst)
+{
+	char *end;
+	double *margin = dst;
+	*margin = strtod(v, &end);
+	if (end == v || *end || !(*margin > -1e9 && *margin < 1e9)) {
+		st_cli_error(cmd, "--margin: '%s' is not a number", v);
+		return 1;
+	}
+	return 0;
+}
+
 int st_cmd_apply(int argc, char **argv)
 {
 	const char *path = NULL, *policy_path = NULL, *out = NULL, *kernel = NULL, *listing = NULL;
@@ -38,66 +59,18 @@ int st_cmd_apply(int argc, char **argv)
 	unsigned long long max_steps = 64;
 	double margin = 0;
 	unsigned flags = 0;
-	int json = 0, gate = 1;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			usage(stdout);
-			return ST_EXIT_OK;
-		} else if (!strcmp(a, "--json")) {
-			json = 1;
-		} else if (!strcmp(a, "--wide")) {
-			flags |= ST_SCHED_WIDE;
-		} else if (!strcmp(a, "--no-ctrl")) {
-			flags |= ST_SCHED_NO_CTRL;
-		} else if (!strcmp(a, "--ungated")) {
-			gate = 0;
-		} else if (!strcmp(a, "--policy") || !strcmp(a, "-o") || !strcmp(a, "--kernel") ||
-			   !strcmp(a, "--listing") || !strcmp(a, "--max-steps") || !strcmp(a, "--margin") ||
-			   !strcmp(a, "--schedule-out")) {
-			if (i + 1 >= argc) {
-				st_cli_error(argv[0], "%s needs an argument (see sasstune apply --help)", a);
-				return ST_EXIT_USAGE;
-			}
-			const char *v = argv[++i];
-			if (!strcmp(a, "--policy"))
-				policy_path = v;
-			else if (!strcmp(a, "-o"))
-				out = v;
-			else if (!strcmp(a, "--kernel"))
-				kernel = v;
-			else if (!strcmp(a, "--listing"))
-				listing = v;
-			else if (!strcmp(a, "--schedule-out"))
-				sched_out = v;
-			else if (!strcmp(a, "--max-steps")) {
-				if (!st_tcli_u64(v, 1000000, &max_steps)) {
-					st_cli_error(argv[0], "--max-steps: '%s' is not a count (0..1000000)", v);
-					return ST_EXIT_USAGE;
-				}
-			} else {
-				char *end;
-				margin = strtod(v, &end);
-				if (end == v || *end || !(margin > -1e9 && margin < 1e9)) {
-					st_cli_error(argv[0], "--margin: '%s' is not a number", v);
-					return ST_EXIT_USAGE;
-				}
-			}
-		} else if (a[0] == '-' && a[1]) {
-			st_cli_error(argv[0], "unknown option '%s' (see sasstune apply --help)", a);
-			return ST_EXIT_USAGE;
-		} else if (path) {
-			st_cli_error(argv[0], "more than one CUBIN given ('%s' and '%s')", path, a);
-			return ST_EXIT_USAGE;
-		} else {
-			path = a;
-		}
-	}
-	if (!path || !policy_path || !out) {
-		st_cli_error(argv[0], "%s is required (see sasstune apply --help)",
-			     !path ? "CUBIN" : !policy_path ? "--policy P" : "-o OUT");
-		return ST_EXIT_USAGE;
-	}
+	int json = 0, ungated = 0;
+	const st_cli_opt opts[] = {
+		ST_OPT_FLAG("--json", &json), ST_OPT_BIT("--wide", &flags, ST_SCHED_WIDE),
+		ST_OPT_BIT("--no-ctrl", &flags, ST_SCHED_NO_CTRL), ST_OPT_FLAG("--ungated", &ungated),
+		ST_OPT_STR("--policy", &policy_path), ST_OPT_STR("-o", &out), ST_OPT_STR("--kernel", &kernel),
+		ST_OPT_STR("--listing", &listing), ST_OPT_FN("--max-steps", max_steps_opt, &max_steps),
+		ST_OPT_FN("--margin", margin_opt, &margin), ST_OPT_STR("--schedule-out", &sched_out), ST_OPT_END,
+	};
+	const st_cli_need need[] = {{&path, "CUBIN"}, {&policy_path, "--policy P"}, {&out, "-o OUT"}, {0}};
+	int code = st_cli_parse(argc, argv, &(st_cli_args){.usage = usage, .opts = opts, .file = &path, .need = need});
+	if (code >= 0)
+		return code;
 	st_error err = {0};
 	uint8_t *data = NULL;
 	size_t size = 0;
@@ -107,7 +80,7 @@ int st_cmd_apply(int argc, char **argv)
 	if (st_read_file(path, &data, &size, &err) || st_policy_load(policy_path, &policy, &err))
 		goto fail;
 	st_tune_kernel k = {.cubin = data, .size = size, .name = path, .kernel = kernel, .listing = listing};
-	if (st_tune_apply_policy(&k, policy, (unsigned)max_steps, margin, flags | (gate ? ST_TUNE_MODEL_GATE : 0), &r,
+	if (st_tune_apply_policy(&k, policy, (unsigned)max_steps, margin, flags | (ungated ? 0 : ST_TUNE_MODEL_GATE), &r,
 				 &err))
 		goto fail;
 	have_r = 1;

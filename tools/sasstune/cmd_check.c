@@ -47,36 +47,35 @@ static void report(void *ctx, const char *kernel, uint32_t offset, const char *m
 	}
 }
 
+typedef struct cubins {
+	const char *paths[2];
+	int np;
+} cubins;
+
+static int cubin_arg(const char *cmd, const char *arg, void *dst)
+{
+	cubins *c = dst;
+	if (c->np == 2) {
+		st_cli_error(cmd, "more than two cubins given ('%s')", arg);
+		return 1;
+	}
+	c->paths[c->np++] = arg;
+	return 0;
+}
+
 int st_cmd_check(int argc, char **argv)
 {
-	const char *paths[2] = {NULL, NULL}, *listing = NULL, *kernel = NULL;
-	int np = 0, json = 0;
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			usage(stdout);
-			return ST_EXIT_OK;
-		} else if (!strcmp(argv[i], "--listing") || !strcmp(argv[i], "--kernel")) {
-			if (i + 1 >= argc) {
-				st_cli_error(argv[0], "%s needs an argument (see sasstune check --help)", argv[i]);
-				return ST_EXIT_USAGE;
-			}
-			if (!strcmp(argv[i], "--listing"))
-				listing = argv[++i];
-			else
-				kernel = argv[++i];
-		} else if (!strcmp(argv[i], "--json")) {
-			json = 1;
-		} else if (argv[i][0] == '-' && argv[i][1]) {
-			st_cli_error(argv[0], "unknown option '%s' (see sasstune check --help)", argv[i]);
-			return ST_EXIT_USAGE;
-		} else if (np == 2) {
-			st_cli_error(argv[0], "more than two cubins given ('%s')", argv[i]);
-			return ST_EXIT_USAGE;
-		} else {
-			paths[np++] = argv[i];
-		}
-	}
-	if (np != 2) {
+	const char *listing = NULL, *kernel = NULL;
+	int json = 0;
+	cubins cs = {{NULL, NULL}, 0};
+	const st_cli_opt opts[] = {ST_OPT_STR("--listing", &listing), ST_OPT_STR("--kernel", &kernel),
+				   ST_OPT_FLAG("--json", &json), ST_OPT_END};
+	int code = st_cli_parse(argc, argv,
+				&(st_cli_args){.usage = usage, .opts = opts, .arg = cubin_arg, .arg_dst = &cs});
+	if (code >= 0)
+		return code;
+	const char *const *paths = cs.paths;
+	if (cs.np != 2) {
 		st_cli_error(argv[0], "ORIGINAL and TUNED are required (see sasstune check --help)");
 		return ST_EXIT_USAGE;
 	}

@@ -217,40 +217,14 @@ int st_cmd_disasm(int argc, char **argv)
 	const char *cmd = argv[0], *path = NULL, *kernel = NULL, *plr_listing = NULL;
 	int json = 0, plr = 0;
 	st_sass_opts opts = {0};
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			usage(stdout);
-			return ST_EXIT_OK;
-		} else if (!strcmp(a, "--json")) {
-			json = 1;
-		} else if (!strcmp(a, "--plr")) {
-			plr = 1;
-		} else if ((!strcmp(a, "--listing") || !strcmp(a, "--kernel") || !strcmp(a, "--nvdisasm") ||
-			    !strcmp(a, "--plr-listing"))) {
-			if (i + 1 >= argc) {
-				st_cli_error(cmd, "%s needs an argument", a);
-				return ST_EXIT_USAGE;
-			}
-			const char *v = argv[++i];
-			if (!strcmp(a, "--listing"))
-				opts.listing = v;
-			else if (!strcmp(a, "--kernel"))
-				kernel = v;
-			else if (!strcmp(a, "--nvdisasm"))
-				opts.nvdisasm = v;
-			else
-				plr_listing = v;
-		} else if (a[0] == '-' && a[1]) {
-			st_cli_error(cmd, "unknown option %s (see --help)", a);
-			return ST_EXIT_USAGE;
-		} else if (!path) {
-			path = a;
-		} else {
-			st_cli_error(cmd, "more than one CUBIN given (see --help)");
-			return ST_EXIT_USAGE;
-		}
-	}
+	const st_cli_opt table[] = {
+		ST_OPT_FLAG("--json", &json), ST_OPT_FLAG("--plr", &plr), ST_OPT_STR("--listing", &opts.listing),
+		ST_OPT_STR("--kernel", &kernel), ST_OPT_STR("--nvdisasm", &opts.nvdisasm),
+		ST_OPT_STR("--plr-listing", &plr_listing), ST_OPT_END,
+	};
+	int parsed = st_cli_parse(argc, argv, &(st_cli_args){.usage = usage, .opts = table, .file = &path, .terse = 1});
+	if (parsed >= 0)
+		return parsed;
 	if (!path) {
 		usage(stderr);
 		return ST_EXIT_USAGE;

@@ -236,23 +236,11 @@ static cJSON *json_of(const st_cubin *c)
 int st_cmd_inspect(int argc, char **argv)
 {
 	const char *path = NULL;
-	bool json = false;
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			usage(stdout);
-			return ST_EXIT_OK;
-		} else if (!strcmp(argv[i], "--json")) {
-			json = true;
-		} else if (argv[i][0] == '-' && argv[i][1]) {
-			st_cli_error(argv[0], "unknown option '%s' (see sasstune inspect --help)", argv[i]);
-			return ST_EXIT_USAGE;
-		} else if (path) {
-			st_cli_error(argv[0], "more than one CUBIN given ('%s' and '%s')", path, argv[i]);
-			return ST_EXIT_USAGE;
-		} else {
-			path = argv[i];
-		}
-	}
+	int json = 0;
+	const st_cli_opt opts[] = {ST_OPT_FLAG("--json", &json), ST_OPT_END};
+	int code = st_cli_parse(argc, argv, &(st_cli_args){.usage = usage, .opts = opts, .file = &path});
+	if (code >= 0)
+		return code;
 	if (!path) {
 		usage(stderr);
 		return ST_EXIT_USAGE;

@@ -40,41 +40,15 @@ int st_cmd_moves(int argc, char **argv)
 	const char *path = NULL, *listing = NULL, *kernel = NULL;
 	unsigned flags = 0;
 	int json = 0, why = 0;
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			usage(stdout);
-			return ST_EXIT_OK;
-		} else if (!strcmp(argv[i], "--listing") || !strcmp(argv[i], "--kernel")) {
-			if (i + 1 >= argc) {
-				st_cli_error(argv[0], "%s needs an argument (see sasstune moves --help)", argv[i]);
-				return ST_EXIT_USAGE;
-			}
-			if (!strcmp(argv[i], "--listing"))
-				listing = argv[++i];
-			else
-				kernel = argv[++i];
-		} else if (!strcmp(argv[i], "--wide")) {
-			flags |= ST_SCHED_WIDE;
-		} else if (!strcmp(argv[i], "--no-ctrl")) {
-			flags |= ST_SCHED_NO_CTRL;
-		} else if (!strcmp(argv[i], "--why")) {
-			why = 1;
-		} else if (!strcmp(argv[i], "--json")) {
-			json = 1;
-		} else if (argv[i][0] == '-' && argv[i][1]) {
-			st_cli_error(argv[0], "unknown option '%s' (see sasstune moves --help)", argv[i]);
-			return ST_EXIT_USAGE;
-		} else if (path) {
-			st_cli_error(argv[0], "more than one CUBIN given ('%s' and '%s')", path, argv[i]);
-			return ST_EXIT_USAGE;
-		} else {
-			path = argv[i];
-		}
-	}
-	if (!path) {
-		st_cli_error(argv[0], "CUBIN is required (see sasstune moves --help)");
-		return ST_EXIT_USAGE;
-	}
+	const st_cli_opt opts[] = {
+		ST_OPT_STR("--listing", &listing), ST_OPT_STR("--kernel", &kernel),
+		ST_OPT_BIT("--wide", &flags, ST_SCHED_WIDE), ST_OPT_BIT("--no-ctrl", &flags, ST_SCHED_NO_CTRL),
+		ST_OPT_FLAG("--why", &why), ST_OPT_FLAG("--json", &json), ST_OPT_END,
+	};
+	const st_cli_need need[] = {{&path, "CUBIN"}, {0}};
+	int code = st_cli_parse(argc, argv, &(st_cli_args){.usage = usage, .opts = opts, .file = &path, .need = need});
+	if (code >= 0)
+		return code;
 	st_error err = {0};
 	st_cubin *c = NULL;
 	if (st_cubin_open_file(path, &c, &err))

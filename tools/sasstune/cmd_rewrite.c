@@ -53,42 +53,14 @@ int st_cmd_rewrite(int argc, char **argv)
 {
 	const char *path = NULL, *sched_path = NULL, *out_path = NULL, *listing = NULL;
 	int unchecked = 0;
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			usage(stdout);
-			return ST_EXIT_OK;
-		} else if (!strcmp(argv[i], "--schedule") || !strcmp(argv[i], "-o")) {
-			if (i + 1 >= argc) {
-				st_cli_error(argv[0], "%s needs an argument (see sasstune rewrite --help)", argv[i]);
-				return ST_EXIT_USAGE;
-			}
-			if (argv[i][1] == 'o')
-				out_path = argv[++i];
-			else
-				sched_path = argv[++i];
-		} else if (!strcmp(argv[i], "--unchecked")) {
-			unchecked = 1;
-		} else if (!strcmp(argv[i], "--listing")) {
-			if (i + 1 >= argc) {
-				st_cli_error(argv[0], "--listing needs an argument (see sasstune rewrite --help)");
-				return ST_EXIT_USAGE;
-			}
-			listing = argv[++i];
-		} else if (argv[i][0] == '-' && argv[i][1]) {
-			st_cli_error(argv[0], "unknown option '%s' (see sasstune rewrite --help)", argv[i]);
-			return ST_EXIT_USAGE;
-		} else if (path) {
-			st_cli_error(argv[0], "more than one CUBIN given ('%s' and '%s')", path, argv[i]);
-			return ST_EXIT_USAGE;
-		} else {
-			path = argv[i];
-		}
-	}
-	if (!path || !sched_path || !out_path) {
-		st_cli_error(argv[0], "%s is required (see sasstune rewrite --help)",
-			     !path ? "CUBIN" : !sched_path ? "--schedule S.json" : "-o OUT");
-		return ST_EXIT_USAGE;
-	}
+	const st_cli_opt opts[] = {
+		ST_OPT_STR("--schedule", &sched_path), ST_OPT_STR("-o", &out_path),
+		ST_OPT_FLAG("--unchecked", &unchecked), ST_OPT_STR("--listing", &listing), ST_OPT_END,
+	};
+	const st_cli_need need[] = {{&path, "CUBIN"}, {&sched_path, "--schedule S.json"}, {&out_path, "-o OUT"}, {0}};
+	int code = st_cli_parse(argc, argv, &(st_cli_args){.usage = usage, .opts = opts, .file = &path, .need = need});
+	if (code >= 0)
+		return code;
 	st_error err = {0};
 	st_schedule *s = NULL;
 	st_cubin *c = NULL;

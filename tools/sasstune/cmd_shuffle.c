@@ -48,51 +48,18 @@ int st_cmd_shuffle(int argc, char **argv)
 	const char *steps_s = NULL, *seed_s = NULL;
 	unsigned flags = 0;
 	int verbose = 0;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			usage(stdout);
-			return ST_EXIT_OK;
-		} else if (!strcmp(a, "--listing") || !strcmp(a, "--kernel") || !strcmp(a, "-o") || !strcmp(a, "--steps") ||
-			   !strcmp(a, "--seed") || !strcmp(a, "--schedule-out")) {
-			if (i + 1 >= argc) {
-				st_cli_error(argv[0], "%s needs an argument (see sasstune shuffle --help)", a);
-				return ST_EXIT_USAGE;
-			}
-			const char *v = argv[++i];
-			if (!strcmp(a, "--listing"))
-				listing = v;
-			else if (!strcmp(a, "--kernel"))
-				kernel = v;
-			else if (!strcmp(a, "-o"))
-				out = v;
-			else if (!strcmp(a, "--steps"))
-				steps_s = v;
-			else if (!strcmp(a, "--seed"))
-				seed_s = v;
-			else
-				sched_out = v;
-		} else if (!strcmp(a, "--wide")) {
-			flags |= ST_SCHED_WIDE;
-		} else if (!strcmp(a, "--no-ctrl")) {
-			flags |= ST_SCHED_NO_CTRL;
-		} else if (!strcmp(a, "-v")) {
-			verbose = 1;
-		} else if (a[0] == '-' && a[1]) {
-			st_cli_error(argv[0], "unknown option '%s' (see sasstune shuffle --help)", a);
-			return ST_EXIT_USAGE;
-		} else if (path) {
-			st_cli_error(argv[0], "more than one CUBIN given ('%s' and '%s')", path, a);
-			return ST_EXIT_USAGE;
-		} else {
-			path = a;
-		}
-	}
-	if (!path || !out || !steps_s || !seed_s) {
-		st_cli_error(argv[0], "%s is required (see sasstune shuffle --help)",
-			     !path ? "CUBIN" : !out ? "-o OUT" : !steps_s ? "--steps N" : "--seed S");
-		return ST_EXIT_USAGE;
-	}
+	const st_cli_opt opts[] = {
+		ST_OPT_STR("--listing", &listing), ST_OPT_STR("--kernel", &kernel), ST_OPT_STR("-o", &out),
+		ST_OPT_STR("--steps", &steps_s), ST_OPT_STR("--seed", &seed_s), ST_OPT_STR("--schedule-out", &sched_out),
+		ST_OPT_BIT("--wide", &flags, ST_SCHED_WIDE), ST_OPT_BIT("--no-ctrl", &flags, ST_SCHED_NO_CTRL),
+		ST_OPT_FLAG("-v", &verbose), ST_OPT_END,
+	};
+	const st_cli_need need[] = {
+		{&path, "CUBIN"}, {&out, "-o OUT"}, {&steps_s, "--steps N"}, {&seed_s, "--seed S"}, {0},
+	};
+	int code = st_cli_parse(argc, argv, &(st_cli_args){.usage = usage, .opts = opts, .file = &path, .need = need});
+	if (code >= 0)
+		return code;
 	unsigned long long steps, seed;
 	if (!parse_u64(steps_s, &steps) || steps > 100000000ull) {
 		st_cli_error(argv[0], "--steps: '%s' is not a number of moves (0..100000000)", steps_s);

@@ -112,10 +112,36 @@ static st_status load_dir(const char *dir, tk *t, st_error *err)
 	return ST_OK;
 }
 
+/* The kernels' arguments, in order: folders and cubins. */
+typedef struct sources {
+	const char **src;
+	int *is_dir;
+	size_t n;
+} sources;
+
+static int launch_dir_opt(const char *cmd, const char *v, void *dst)
+{
+	(void)cmd;
+	sources *s = dst;
+	s->is_dir[s->n] = 1;
+	s->src[s->n++] = v;
+	return 0;
+}
+
+static int source_arg(const char *cmd, const char *arg, void *dst)
+{
+	(void)cmd;
+	sources *s = dst;
+	struct stat st;
+	s->is_dir[s->n] = stat(arg, &st) == 0 && S_ISDIR(st.st_mode);
+	s->src[s->n++] = arg;
+	return 0;
+}
+
 int st_cmd_train(int argc, char **argv)
 {
 	const char *out = NULL, *start = NULL, *steps_s = NULL, *budget_s = NULL, *seed_s = NULL;
-	unsigned long long hidden = ST_POLICY_HIDDEN_DEFAULT;
+	unsigned hidden = ST_POLICY_HIDDEN_DEFAULT;
 	int json = 0, quiet = 0, rc = ST_EXIT_OK;
 	st_tune_opts o;
 	st_tune_opts_init(&o);
@@ -123,6 +149,7 @@ int st_cmd_train(int argc, char **argv)
 	tk *ks = calloc((size_t)argc + 1, sizeof *ks);
 	const char **src = calloc((size_t)argc + 1, sizeof *src); /* per kernel: its argument */
 	int *is_dir = calloc((size_t)argc + 1, sizeof *is_dir);
+	sources srcs = {src, is_dir, 0};
 	size_t nk = 0;
 	if (!ks || !src || !is_dir) {
 		free(ks);
@@ -131,86 +158,23 @@ int st_cmd_train(int argc, char **argv)
 		st_cli_error(argv[0], "out of memory");
 		return ST_EXIT_FAIL;
 	}
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			usage(stdout);
-			rc = ST_EXIT_OK;
-			goto done;
-		} else if (!strcmp(a, "--json")) {
-			json = 1;
-		} else if (!strcmp(a, "--quiet")) {
-			quiet = 1;
-		} else if (!strcmp(a, "--wide")) {
-			o.sched_flags |= ST_SCHED_WIDE;
-		} else if (!strcmp(a, "--no-ctrl")) {
-			o.sched_flags |= ST_SCHED_NO_CTRL;
-		} else if (!strcmp(a, "--launch-dir") || !strcmp(a, "--reward") || !strcmp(a, "-o") ||
-			   !strcmp(a, "--steps") || !strcmp(a, "--budget") || !strcmp(a, "--seed") ||
-			   !strcmp(a, "--hidden") || !strcmp(a, "--policy") || !strcmp(a, "--set")) {
-			if (i + 1 >= argc) {
-				st_cli_error(argv[0], "%s needs an argument (see sasstune train --help)", a);
-				rc = ST_EXIT_USAGE;
-				goto done;
-			}
-			const char *v = argv[++i];
-			if (!strcmp(a, "--launch-dir")) {
-				is_dir[nk] = 1;
-				src[nk++] = v;
-			} else if (!strcmp(a, "-o")) {
-				out = v;
-			} else if (!strcmp(a, "--steps")) {
-				steps_s = v;
-			} else if (!strcmp(a, "--budget")) {
-				budget_s = v;
-			} else if (!strcmp(a, "--seed")) {
-				seed_s = v;
-			} else if (!strcmp(a, "--policy")) {
-				start = v;
-			} else if (!strcmp(a, "--hidden")) {
-				if (!st_tcli_u64(v, 1024, &hidden) || !hidden) {
-					st_cli_error(argv[0], "--hidden: '%s' is not a width (1..1024)", v);
-					rc = ST_EXIT_USAGE;
-					goto done;
-				}
-			} else if (!strcmp(a, "--reward")) {
-				if (!strcmp(v, "gpu") || !strcmp(v, "model")) {
-					o.reward = !strcmp(v, "gpu") ? ST_REWARD_GPU : ST_REWARD_MODEL;
-				} else {
-					st_cli_error(argv[0], "--reward: '%s' is not gpu or model", v);
-					rc = ST_EXIT_USAGE;
-					goto done;
-				}
-			} else { /* --set */
-				char name[128];
-				const char *eq = strchr(v, '=');
-				if (!eq || eq == v || (size_t)(eq - v) >= sizeof name) {
-					st_cli_error(argv[0], "--set: '%s' is not NAME=VALUE", v);
-					rc = ST_EXIT_USAGE;
-					goto done;
-				}
-				memcpy(name, v, (size_t)(eq - v));
-				name[eq - v] = 0;
-				if (st_search_opts_set(&o.search, name, eq + 1, &err)) {
-					st_cli_error(argv[0], "--set: %s", err.msg);
-					rc = ST_EXIT_USAGE;
-					goto done;
-				}
-			}
-		} else if (a[0] == '-' && a[1]) {
-			st_cli_error(argv[0], "unknown option '%s' (see sasstune train --help)", a);
-			rc = ST_EXIT_USAGE;
-			goto done;
-		} else {
-			struct stat st;
-			is_dir[nk] = stat(a, &st) == 0 && S_ISDIR(st.st_mode);
-			src[nk++] = a;
-		}
-	}
-	if (!nk || !out) {
-		st_cli_error(argv[0], "%s is required (see sasstune train --help)",
-			     !nk ? "a kernel (--launch-dir D, D or KERNEL.cubin)" : "-o POLICY.json");
-		rc = ST_EXIT_USAGE;
+	const st_cli_opt opts[] = {
+		ST_OPT_FLAG("--json", &json), ST_OPT_FLAG("--quiet", &quiet),
+		ST_OPT_BIT("--wide", &o.sched_flags, ST_SCHED_WIDE),
+		ST_OPT_BIT("--no-ctrl", &o.sched_flags, ST_SCHED_NO_CTRL),
+		ST_OPT_FN("--launch-dir", launch_dir_opt, &srcs), ST_OPT_FN("--reward", st_tcli_reward_opt, &o.reward),
+		ST_OPT_STR("-o", &out), ST_OPT_STR("--steps", &steps_s), ST_OPT_STR("--budget", &budget_s),
+		ST_OPT_STR("--seed", &seed_s), ST_OPT_FN("--hidden", st_tcli_hidden_opt, &hidden),
+		ST_OPT_STR("--policy", &start), ST_OPT_FN("--set", st_tcli_set_opt, &o.search), ST_OPT_END,
+	};
+	const st_cli_need need[] = {
+		{&src[0], "a kernel (--launch-dir D, D or KERNEL.cubin)"}, {&out, "-o POLICY.json"}, {0},
+	};
+	st_cli_args args = {.usage = usage, .opts = opts, .arg = source_arg, .arg_dst = &srcs, .need = need};
+	int code = st_cli_parse(argc, argv, &args);
+	nk = srcs.n;
+	if (code >= 0) {
+		rc = code;
 		goto done;
 	}
 	unsigned long long steps = 0, seed = 1;
@@ -261,7 +225,7 @@ int st_cmd_train(int argc, char **argv)
 			goto fail;
 	}
 	st_policy *policy = NULL;
-	if (start ? st_policy_load(start, &policy, &err) : st_policy_new((unsigned)hidden, seed, &policy, &err))
+	if (start ? st_policy_load(start, &policy, &err) : st_policy_new(hidden, seed, &policy, &err))
 		goto fail;
 	st_tune_kernel *tks = calloc(nk, sizeof *tks);
 	st_tune_result *res = calloc(nk, sizeof *res);

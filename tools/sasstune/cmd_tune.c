@@ -48,6 +48,22 @@ static void usage(FILE *out)
 
 static const char *const method_names[] = {"ppo", "random", "greedy"};
 
+static int method_opt(const char *cmd, const char *v, void *dst)
+{
+	st_error err = {0};
+	if (st_search_opts_set(dst, "method", v, &err)) {
+		st_cli_error(cmd, "--method: '%s' is not ppo, random or greedy", v);
+		return 1;
+	}
+	return 0;
+}
+
+/* --set, but not for what --method, --seed, --steps and --budget set. */
+static int set_opt(const char *cmd, const char *v, void *dst)
+{
+	return st_tcli_set(cmd, v, dst, 1);
+}
+
 int st_cmd_tune(int argc, char **argv)
 {
 	const char *path = NULL, *launch_path = NULL, *kernel = NULL, *listing = NULL, *out = NULL;
@@ -56,105 +72,20 @@ int st_cmd_tune(int argc, char **argv)
 	st_tune_opts o;
 	st_tune_opts_init(&o);
 	st_error err = {0};
-	int method_set = 0;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			usage(stdout);
-			return ST_EXIT_OK;
-		} else if (!strcmp(a, "--json")) {
-			json = 1;
-		} else if (!strcmp(a, "--quiet")) {
-			quiet = 1;
-		} else if (!strcmp(a, "--wide")) {
-			o.sched_flags |= ST_SCHED_WIDE;
-		} else if (!strcmp(a, "--no-ctrl")) {
-			o.sched_flags |= ST_SCHED_NO_CTRL;
-		} else if (!strcmp(a, "--launch") || !strcmp(a, "--kernel") || !strcmp(a, "--listing") ||
-			   !strcmp(a, "--method") || !strcmp(a, "--reward") || !strcmp(a, "--budget") ||
-			   !strcmp(a, "--steps") || !strcmp(a, "--seed") || !strcmp(a, "--policy") || !strcmp(a, "-o") ||
-			   !strcmp(a, "--schedule-out") || !strcmp(a, "--set") || !strcmp(a, "--hidden")) {
-			if (i + 1 >= argc) {
-				st_cli_error(argv[0], "%s needs an argument (see sasstune tune --help)", a);
-				return ST_EXIT_USAGE;
-			}
-			const char *v = argv[++i];
-			if (!strcmp(a, "--launch"))
-				launch_path = v;
-			else if (!strcmp(a, "--kernel"))
-				kernel = v;
-			else if (!strcmp(a, "--listing"))
-				listing = v;
-			else if (!strcmp(a, "--budget"))
-				budget_s = v;
-			else if (!strcmp(a, "--steps"))
-				steps_s = v;
-			else if (!strcmp(a, "--seed"))
-				seed_s = v;
-			else if (!strcmp(a, "--policy"))
-				policy_path = v;
-			else if (!strcmp(a, "-o"))
-				out = v;
-			else if (!strcmp(a, "--hidden")) {
-				unsigned long long h;
-				if (!st_tcli_u64(v, 1024, &h) || !h) {
-					st_cli_error(argv[0], "--hidden: '%s' is not a width (1..1024)", v);
-					return ST_EXIT_USAGE;
-				}
-				o.hidden = (unsigned)h;
-			}
-			else if (!strcmp(a, "--schedule-out"))
-				sched_out = v;
-			else if (!strcmp(a, "--method")) {
-				if (st_search_opts_set(&o.search, "method", v, &err)) {
-					st_cli_error(argv[0], "--method: '%s' is not ppo, random or greedy", v);
-					return ST_EXIT_USAGE;
-				}
-				method_set = 1;
-			} else if (!strcmp(a, "--reward")) {
-				if (!strcmp(v, "gpu"))
-					o.reward = ST_REWARD_GPU;
-				else if (!strcmp(v, "model"))
-					o.reward = ST_REWARD_MODEL;
-				else {
-					st_cli_error(argv[0], "--reward: '%s' is not gpu or model", v);
-					return ST_EXIT_USAGE;
-				}
-			} else { /* --set */
-				char name[128];
-				const char *eq = strchr(v, '=');
-				if (!eq || eq == v || (size_t)(eq - v) >= sizeof name) {
-					st_cli_error(argv[0], "--set: '%s' is not NAME=VALUE", v);
-					return ST_EXIT_USAGE;
-				}
-				memcpy(name, v, (size_t)(eq - v));
-				name[eq - v] = 0;
-				if (!strcmp(name, "method") || !strcmp(name, "seed") || !strcmp(name, "steps") ||
-				    !strcmp(name, "seconds")) {
-					st_cli_error(argv[0], "--set: use --%s for %s", !strcmp(name, "seconds") ? "budget" : name,
-						     name);
-					return ST_EXIT_USAGE;
-				}
-				if (st_search_opts_set(&o.search, name, eq + 1, &err)) {
-					st_cli_error(argv[0], "--set: %s", err.msg);
-					return ST_EXIT_USAGE;
-				}
-			}
-		} else if (a[0] == '-' && a[1]) {
-			st_cli_error(argv[0], "unknown option '%s' (see sasstune tune --help)", a);
-			return ST_EXIT_USAGE;
-		} else if (path) {
-			st_cli_error(argv[0], "more than one CUBIN given ('%s' and '%s')", path, a);
-			return ST_EXIT_USAGE;
-		} else {
-			path = a;
-		}
-	}
-	(void)method_set;
-	if (!path || !out) {
-		st_cli_error(argv[0], "%s is required (see sasstune tune --help)", !path ? "CUBIN" : "-o OUT");
-		return ST_EXIT_USAGE;
-	}
+	const st_cli_opt opts[] = {
+		ST_OPT_FLAG("--json", &json), ST_OPT_FLAG("--quiet", &quiet),
+		ST_OPT_BIT("--wide", &o.sched_flags, ST_SCHED_WIDE),
+		ST_OPT_BIT("--no-ctrl", &o.sched_flags, ST_SCHED_NO_CTRL),
+		ST_OPT_STR("--launch", &launch_path), ST_OPT_STR("--kernel", &kernel), ST_OPT_STR("--listing", &listing),
+		ST_OPT_FN("--method", method_opt, &o.search), ST_OPT_FN("--reward", st_tcli_reward_opt, &o.reward),
+		ST_OPT_STR("--budget", &budget_s), ST_OPT_STR("--steps", &steps_s), ST_OPT_STR("--seed", &seed_s),
+		ST_OPT_STR("--policy", &policy_path), ST_OPT_STR("-o", &out), ST_OPT_STR("--schedule-out", &sched_out),
+		ST_OPT_FN("--set", set_opt, &o.search), ST_OPT_FN("--hidden", st_tcli_hidden_opt, &o.hidden), ST_OPT_END,
+	};
+	const st_cli_need need[] = {{&path, "CUBIN"}, {&out, "-o OUT"}, {0}};
+	int code = st_cli_parse(argc, argv, &(st_cli_args){.usage = usage, .opts = opts, .file = &path, .need = need});
+	if (code >= 0)
+		return code;
 	int gpu = o.reward == ST_REWARD_GPU;
 	if (gpu && !launch_path) {
 		st_cli_error(argv[0], "--reward gpu needs --launch L.json");

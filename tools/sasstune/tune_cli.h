@@ -24,6 +24,61 @@ static inline int st_tcli_u64(const char *s, unsigned long long max, unsigned lo
 	return !errno && !*end && *v <= max;
 }
 
+/* Option values (st_cli_opt fns), each saying what is wrong on stderr. */
+
+/* --reward gpu|model into an st_reward. */
+static inline int st_tcli_reward_opt(const char *cmd, const char *v, void *dst)
+{
+	if (strcmp(v, "gpu") && strcmp(v, "model")) {
+		st_cli_error(cmd, "--reward: '%s' is not gpu or model", v);
+		return 1;
+	}
+	*(st_reward *)dst = !strcmp(v, "gpu") ? ST_REWARD_GPU : ST_REWARD_MODEL;
+	return 0;
+}
+
+/* --hidden H (1..1024) into an unsigned. */
+static inline int st_tcli_hidden_opt(const char *cmd, const char *v, void *dst)
+{
+	unsigned long long h;
+	if (!st_tcli_u64(v, 1024, &h) || !h) {
+		st_cli_error(cmd, "--hidden: '%s' is not a width (1..1024)", v);
+		return 1;
+	}
+	*(unsigned *)dst = (unsigned)h;
+	return 0;
+}
+
+/* --set NAME=VALUE into an st_search_opts; with budget_names, method, seed, steps and seconds
+ * are refused (they have options of their own). */
+static inline int st_tcli_set(const char *cmd, const char *v, st_search_opts *so, int budget_names)
+{
+	char name[128];
+	const char *eq = strchr(v, '=');
+	st_error err = {0};
+	if (!eq || eq == v || (size_t)(eq - v) >= sizeof name) {
+		st_cli_error(cmd, "--set: '%s' is not NAME=VALUE", v);
+		return 1;
+	}
+	memcpy(name, v, (size_t)(eq - v));
+	name[eq - v] = 0;
+	if (budget_names && (!strcmp(name, "method") || !strcmp(name, "seed") || !strcmp(name, "steps") ||
+			     !strcmp(name, "seconds"))) {
+		st_cli_error(cmd, "--set: use --%s for %s", !strcmp(name, "seconds") ? "budget" : name, name);
+		return 1;
+	}
+	if (st_search_opts_set(so, name, eq + 1, &err)) {
+		st_cli_error(cmd, "--set: %s", err.msg);
+		return 1;
+	}
+	return 0;
+}
+
+static inline int st_tcli_set_opt(const char *cmd, const char *v, void *dst)
+{
+	return st_tcli_set(cmd, v, dst, 0);
+}
+
 /* "300s", "5m", "2h" or plain seconds; 0 when malformed. */
 static inline double st_tcli_budget(const char *s)
 {
