@@ -177,29 +177,10 @@ int st_cmd_train(int argc, char **argv)
 		rc = code;
 		goto done;
 	}
-	unsigned long long steps = 0, seed = 1;
-	double seconds = 0;
-	if (steps_s && (!st_tcli_u64(steps_s, 1000000000ull, &steps) || !steps)) {
-		st_cli_error(argv[0], "--steps: '%s' is not a number of moves (1..1000000000)", steps_s);
-		rc = ST_EXIT_USAGE;
+	if ((code = st_tcli_search_budget(argv[0], steps_s, budget_s, seed_s, 4000, 0, &o)) >= 0) {
+		rc = code;
 		goto done;
 	}
-	if (budget_s && !(seconds = st_tcli_budget(budget_s))) {
-		st_cli_error(argv[0], "--budget: '%s' is not a duration (e.g. 300s, 5m)", budget_s);
-		rc = ST_EXIT_USAGE;
-		goto done;
-	}
-	if (seed_s && !st_tcli_u64(seed_s, ~0ull, &seed)) {
-		st_cli_error(argv[0], "--seed: '%s' is not a non-negative integer", seed_s);
-		rc = ST_EXIT_USAGE;
-		goto done;
-	}
-	if (!steps && !seconds)
-		steps = 4000;
-	o.search.steps = steps;
-	o.search.seconds = seconds;
-	o.search.seed = seed;
-	o.runtime.seed = seed;
 
 	for (size_t i = 0; i < nk; i++) {
 		tk *t = &ks[i];
@@ -225,7 +206,7 @@ int st_cmd_train(int argc, char **argv)
 			goto fail;
 	}
 	st_policy *policy = NULL;
-	if (start ? st_policy_load(start, &policy, &err) : st_policy_new(hidden, seed, &policy, &err))
+	if (start ? st_policy_load(start, &policy, &err) : st_policy_new(hidden, o.search.seed, &policy, &err))
 		goto fail;
 	st_tune_kernel *tks = calloc(nk, sizeof *tks);
 	st_tune_result *res = calloc(nk, sizeof *res);
@@ -239,12 +220,8 @@ int st_cmd_train(int argc, char **argv)
 	for (size_t i = 0; i < nk; i++)
 		tks[i] = (st_tune_kernel){.cubin = ks[i].data, .size = ks[i].size, .name = ks[i].cubin_path,
 					  .listing = ks[i].listing, .launch = ks[i].spec};
-	st_tcli_progress pr = {.what = "train", .tty = isatty(2)};
-	pr.last = st_tcli_now();
-	if (!quiet) {
-		o.search.progress = st_tcli_progress_cb;
-		o.search.progress_data = &pr;
-	}
+	st_tcli_progress pr;
+	st_tcli_progress_start(&pr, "train", quiet, &o.search);
 	st_status s = st_tune_train(tks, nk, &o, policy, res, &err);
 	st_tcli_progress_end(&pr);
 	if (!s)

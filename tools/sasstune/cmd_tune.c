@@ -91,30 +91,9 @@ int st_cmd_tune(int argc, char **argv)
 		st_cli_error(argv[0], "--reward gpu needs --launch L.json");
 		return ST_EXIT_USAGE;
 	}
-	unsigned long long steps = 0, seed = 1;
-	double seconds = 0;
-	if (steps_s && (!st_tcli_u64(steps_s, 1000000000ull, &steps) || !steps)) {
-		st_cli_error(argv[0], "--steps: '%s' is not a number of moves (1..1000000000)", steps_s);
-		return ST_EXIT_USAGE;
-	}
-	if (budget_s && !(seconds = st_tcli_budget(budget_s))) {
-		st_cli_error(argv[0], "--budget: '%s' is not a duration (e.g. 300s, 5m)", budget_s);
-		return ST_EXIT_USAGE;
-	}
-	if (seed_s && !st_tcli_u64(seed_s, ~0ull, &seed)) {
-		st_cli_error(argv[0], "--seed: '%s' is not a non-negative integer", seed_s);
-		return ST_EXIT_USAGE;
-	}
-	if (!steps_s && !budget_s) {
-		if (gpu)
-			seconds = 300;
-		else
-			steps = 2000;
-	}
-	o.search.steps = steps;
-	o.search.seconds = seconds;
-	o.search.seed = seed;
-	o.runtime.seed = seed;
+	/* by default 300 s with the GPU, 2000 moves with the model */
+	if ((code = st_tcli_search_budget(argv[0], steps_s, budget_s, seed_s, gpu ? 0 : 2000, gpu ? 300 : 0, &o)) >= 0)
+		return code;
 
 	int rc = ST_EXIT_OK;
 	uint8_t *data = NULL;
@@ -126,13 +105,10 @@ int st_cmd_tune(int argc, char **argv)
 	if (st_read_file(path, &data, &size, &err) || (launch_path && st_launch_load(launch_path, &spec, &err)) ||
 	    (policy_path && st_policy_load(policy_path, &policy, &err)))
 		goto fail;
-	st_tcli_progress pr = {.what = kernel ? kernel : spec ? st_launch_kernel(spec) : "tune", .tty = isatty(2)};
-	pr.last = st_tcli_now();
-	if (!quiet) {
-		o.search.progress = st_tcli_progress_cb;
-		o.search.progress_data = &pr;
+	st_tcli_progress pr;
+	st_tcli_progress_start(&pr, kernel ? kernel : spec ? st_launch_kernel(spec) : "tune", quiet, &o.search);
+	if (!quiet)
 		o.search.progress_every = 16;
-	}
 	st_tune_kernel k = {.cubin = data, .size = size, .name = path, .kernel = kernel, .listing = listing,
 			    .launch = spec};
 	st_status s = st_tune(&k, &o, policy, &r, &err);

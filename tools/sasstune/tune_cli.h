@@ -88,6 +88,37 @@ static inline double st_tcli_budget(const char *s)
 	return (double)sec;
 }
 
+/* --steps N, --budget T and --seed S (checked in that order) into o's search and runtime;
+ * with neither --steps nor --budget, default_steps moves or default_seconds.  -1 to go on,
+ * else the exit code of a usage error, said on stderr. */
+static inline int st_tcli_search_budget(const char *cmd, const char *steps_s, const char *budget_s, const char *seed_s,
+					unsigned long long default_steps, double default_seconds, st_tune_opts *o)
+{
+	unsigned long long steps = 0, seed = 1;
+	double seconds = 0;
+	if (steps_s && (!st_tcli_u64(steps_s, 1000000000ull, &steps) || !steps)) {
+		st_cli_error(cmd, "--steps: '%s' is not a number of moves (1..1000000000)", steps_s);
+		return ST_EXIT_USAGE;
+	}
+	if (budget_s && !(seconds = st_tcli_budget(budget_s))) {
+		st_cli_error(cmd, "--budget: '%s' is not a duration (e.g. 300s, 5m)", budget_s);
+		return ST_EXIT_USAGE;
+	}
+	if (seed_s && !st_tcli_u64(seed_s, ~0ull, &seed)) {
+		st_cli_error(cmd, "--seed: '%s' is not a non-negative integer", seed_s);
+		return ST_EXIT_USAGE;
+	}
+	if (!steps_s && !budget_s) {
+		steps = default_steps;
+		seconds = default_seconds;
+	}
+	o->search.steps = steps;
+	o->search.seconds = seconds;
+	o->search.seed = seed;
+	o->runtime.seed = seed;
+	return -1;
+}
+
 static inline double st_tcli_now(void)
 {
 	struct timespec t;
@@ -120,6 +151,16 @@ static inline int st_tcli_progress_cb(const st_search_progress *p, void *data)
 		left, pr->tty ? "" : "\n");
 	pr->drawn = pr->tty;
 	return 0;
+}
+
+/* Draw the progress of `what` from now on, unless quiet. */
+static inline void st_tcli_progress_start(st_tcli_progress *pr, const char *what, int quiet, st_search_opts *so)
+{
+	*pr = (st_tcli_progress){.what = what, .tty = isatty(2), .last = st_tcli_now()};
+	if (!quiet) {
+		so->progress = st_tcli_progress_cb;
+		so->progress_data = pr;
+	}
 }
 
 static inline void st_tcli_progress_end(st_tcli_progress *pr)
