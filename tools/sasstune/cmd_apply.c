@@ -84,14 +84,8 @@ int st_cmd_apply(int argc, char **argv)
 				 &err))
 		goto fail;
 	have_r = 1;
-	if (st_tcli_write_bytes(out, r.cubin, r.cubin_size)) {
-		st_error_set(&err, ST_EIO, "%s: cannot write the output cubin", out);
+	if (st_tcli_write_result(&r, out, sched_out, &err))
 		goto fail;
-	}
-	if (sched_out && st_tcli_write_text(sched_out, r.schedule_json)) {
-		st_error_set(&err, ST_EIO, "%s: cannot write the schedule", sched_out);
-		goto fail;
-	}
 	if (json) {
 		cJSON *j = cJSON_CreateObject();
 		cJSON_AddStringToObject(j, "kernel", r.kernel);

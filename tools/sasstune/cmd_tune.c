@@ -119,14 +119,8 @@ int st_cmd_tune(int argc, char **argv)
 		goto fail;
 	}
 	have_r = 1;
-	if (st_tcli_write_bytes(out, r.cubin, r.cubin_size)) {
-		st_error_set(&err, ST_EIO, "%s: cannot write the output cubin", out);
+	if (st_tcli_write_result(&r, out, sched_out, &err))
 		goto fail;
-	}
-	if (sched_out && st_tcli_write_text(sched_out, r.schedule_json)) {
-		st_error_set(&err, ST_EIO, "%s: cannot write the schedule", sched_out);
-		goto fail;
-	}
 	const char *method = method_names[o.search.method];
 	double ratio = r.improved ? r.best.ratio : 1.0, lo = r.improved ? r.best.lo : 1.0,
 	       hi = r.improved ? r.best.hi : 1.0;

@@ -192,4 +192,15 @@ static inline int st_tcli_write_bytes(const char *path, const uint8_t *d, size_t
 	return fclose(f) != 0 || bad;
 }
 
+/* Write a result's cubin to out and, with sched_out, its schedule. */
+static inline st_status st_tcli_write_result(const st_tune_result *r, const char *out, const char *sched_out,
+					     st_error *err)
+{
+	if (st_tcli_write_bytes(out, r->cubin, r->cubin_size))
+		return st_error_set(err, ST_EIO, "%s: cannot write the output cubin", out);
+	if (sched_out && st_tcli_write_text(sched_out, r->schedule_json))
+		return st_error_set(err, ST_EIO, "%s: cannot write the schedule", sched_out);
+	return ST_OK;
+}
+
 #endif
