@@ -2,8 +2,10 @@
 #include "cli.h"
 #include "sasstune/version.h"
 
+#include <cJSON.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 void st_cli_error(const char *cmd, const char *fmt, ...)
@@ -26,6 +28,16 @@ int st_cli_not_implemented(const char *cmd)
 {
 	st_cli_error(cmd, "not implemented yet in sasstune %s", ST_VERSION_STRING);
 	return ST_EXIT_FAIL;
+}
+
+int st_cli_print_json(const cJSON *j, int pretty)
+{
+	char *t = !j ? NULL : pretty ? cJSON_Print(j) : cJSON_PrintUnformatted(j);
+	if (!t)
+		return 1;
+	puts(t);
+	free(t);
+	return 0;
 }
 
 static const st_cli_opt *find_opt(const st_cli_opt *o, const char *name)

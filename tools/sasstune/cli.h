@@ -43,6 +43,11 @@ int st_cli_fail(const char *cmd, const st_error *err);
 /* For commands whose issue is not done yet. */
 int st_cli_not_implemented(const char *cmd);
 
+/* Print j on stdout as cJSON_Print (pretty) or cJSON_PrintUnformatted writes it, and a
+ * newline; nonzero (and nothing printed) when out of memory. */
+struct cJSON;
+int st_cli_print_json(const struct cJSON *j, int pretty);
+
 /* The hand-rolled option parsing of every command but run, compare and noise (getopt,
  * cmd_run.h).  What an option does: */
 typedef enum st_cli_kind {

@@ -95,10 +95,7 @@ int st_cmd_apply(int argc, char **argv)
 		cJSON_AddNumberToObject(j, "model_ratio", r.model_ratio);
 		cJSON_AddStringToObject(j, "message", r.message);
 		cJSON_AddStringToObject(j, "output", out);
-		char *t = cJSON_PrintUnformatted(j);
-		if (t)
-			puts(t);
-		free(t);
+		st_cli_print_json(j, 0);
 		cJSON_Delete(j);
 	} else {
 		printf("%s: %s\n", path, r.message);

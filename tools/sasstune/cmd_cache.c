@@ -121,14 +121,12 @@ static cJSON *entry_json(const st_cache_info *i)
 
 static int print_json(cJSON *o)
 {
-	char *s = o ? cJSON_Print(o) : NULL;
+	int bad = st_cli_print_json(o, 1);
 	cJSON_Delete(o);
-	if (!s) {
+	if (bad) {
 		st_cli_error("cache", "out of memory");
 		return ST_EXIT_FAIL;
 	}
-	puts(s);
-	free(s);
 	return ST_EXIT_OK;
 }
 

@@ -128,10 +128,7 @@ int st_cmd_check(int argc, char **argv)
 	if (rc == ST_EXIT_OK) {
 		if (json) {
 			cJSON_AddBoolToObject(root, "ok", !failed);
-			char *t = cJSON_Print(root);
-			if (t)
-				puts(t);
-			free(t);
+			st_cli_print_json(root, 1);
 		} else {
 			printf("%zu kernel%s checked, %zu violation%s\n", nk, nk == 1 ? "" : "s", total, total == 1 ? "" : "s");
 		}

@@ -62,10 +62,7 @@ int st_cmd_compare(int argc, char **argv)
 		cJSON_AddNumberToObject(j, "reps", t.reps);
 		cJSON_AddNumberToObject(j, "a_ms", t.a_ms);
 		cJSON_AddNumberToObject(j, "b_ms", t.b_ms);
-		char *txt = cJSON_Print(j);
-		if (txt)
-			printf("%s\n", txt);
-		free(txt);
+		st_cli_print_json(j, 1);
 		cJSON_Delete(j);
 	} else if (rc == ST_OK) {
 		printf("device: %s\n", info.device);

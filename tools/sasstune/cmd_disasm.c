@@ -293,14 +293,9 @@ int st_cmd_disasm(int argc, char **argv)
 		}
 		st_sass_free(k);
 	}
-	if (json) {
-		char *s = cJSON_Print(all);
-		if (!s) {
-			st_cli_error(cmd, "out of memory");
-			goto out;
-		}
-		printf("%s\n", s);
-		free(s);
+	if (json && st_cli_print_json(all, 1)) {
+		st_cli_error(cmd, "out of memory");
+		goto out;
 	}
 	rc = ST_EXIT_OK;
 	goto out;

@@ -251,12 +251,9 @@ int st_cmd_inspect(int argc, char **argv)
 		return st_cli_fail(argv[0], &err);
 	if (json) {
 		cJSON *o = json_of(c);
-		char *s = o ? cJSON_Print(o) : NULL;
-		if (s)
-			printf("%s\n", s);
-		free(s);
+		int bad = st_cli_print_json(o, 1);
 		cJSON_Delete(o);
-		if (!s) {
+		if (bad) {
 			st_cubin_free(c);
 			st_cli_error(argv[0], "out of memory");
 			return ST_EXIT_FAIL;

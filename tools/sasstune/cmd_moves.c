@@ -125,12 +125,8 @@ int st_cmd_moves(int argc, char **argv)
 		st_sched_free(s);
 		st_sass_free(sk);
 	}
-	if (json && rc == ST_EXIT_OK) {
-		char *t = cJSON_Print(root);
-		if (t)
-			puts(t);
-		free(t);
-	}
+	if (json && rc == ST_EXIT_OK)
+		st_cli_print_json(root, 1);
 	cJSON_Delete(root);
 	st_cubin_free(c);
 	return rc;

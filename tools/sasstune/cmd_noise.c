@@ -78,10 +78,7 @@ int st_cmd_noise(int argc, char **argv)
 		runs = NULL;
 		cJSON_AddNumberToObject(root, "max_deviation", worst);
 		cJSON_AddNumberToObject(root, "max_interval_deviation", worst_ci);
-		char *txt = cJSON_Print(root);
-		if (txt)
-			printf("%s\n", txt);
-		free(txt);
+		st_cli_print_json(root, 1);
 		cJSON_Delete(root);
 	} else if (rc == ST_OK) {
 		printf("noise floor: median within %.2f%% of 1, interval within %.2f%% of 1\n", 100 * worst, 100 * worst_ci);

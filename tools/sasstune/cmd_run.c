@@ -340,10 +340,7 @@ int st_cmd_run(int argc, char **argv)
 		cJSON_AddNumberToObject(root, "candidates_per_s", total > 0 ? 1000.0 * o.nfiles / total : 0);
 		cJSON_AddNumberToObject(root, "restarts", info.restarts);
 		cJSON_AddNumberToObject(root, "restart_ms_avg", info.restarts ? info.restart_ms / info.restarts : 0);
-		char *txt = cJSON_Print(root);
-		if (txt)
-			printf("%s\n", txt);
-		free(txt);
+		st_cli_print_json(root, 1);
 		cJSON_Delete(root);
 	} else {
 		printf("summary: %d candidates: %d ok, %d mismatch, %d crashed, %d timed out, %d error; %.1f candidates/s",

@@ -249,10 +249,7 @@ int st_cmd_train(int argc, char **argv)
 			cJSON_AddStringToObject(j, "policy", out);
 			cJSON_AddStringToObject(j, "reward", o.reward == ST_REWARD_GPU ? "gpu" : "model");
 			cJSON_AddItemToObject(j, "kernels", arr);
-			char *t = cJSON_PrintUnformatted(j);
-			if (t)
-				puts(t);
-			free(t);
+			st_cli_print_json(j, 0);
 			cJSON_Delete(j);
 		} else {
 			printf("wrote %s (%zu kernel%s, reward %s)\n", out, nk, nk == 1 ? "" : "s",

@@ -156,10 +156,7 @@ int st_cmd_tune(int argc, char **argv)
 			if (v)
 				cJSON_AddItemToObject(j, "verification", v);
 		}
-		char *t = cJSON_PrintUnformatted(j);
-		if (t)
-			puts(t);
-		free(t);
+		st_cli_print_json(j, 0);
 		cJSON_Delete(j);
 	} else {
 		printf("%s: %s, reward %s, %llu steps in %.1f s (%.1f steps/s), %llu evaluations, %llu rejected\n",
