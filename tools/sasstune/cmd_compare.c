@@ -25,19 +25,12 @@ int st_cmd_compare(int argc, char **argv)
 {
 	const char *cmd = argv[0];
 	st_rtcli o;
-	int code = st_rtcli_parse(cmd, argc, argv, "no-verify", help, &o);
+	st_rtcli_session rs;
+	int code = st_rtcli_start(cmd, argc, argv, "no-verify", help, 2, "expected two cubins, A and B", &o, &rs);
 	if (code >= 0)
 		return code;
-	if (o.nfiles != 2) {
-		st_cli_error(cmd, "expected two cubins, A and B (see sasstune compare --help)");
-		return ST_EXIT_USAGE;
-	}
-	st_launch *spec;
-	st_session *s;
-	uint8_t *a;
-	size_t a_size, b_size;
-	if ((code = st_rtcli_open(cmd, &o, o.files[0], &spec, &s, &a, &a_size)) >= 0)
-		return code;
+	st_session *s = rs.s;
+	size_t b_size;
 	uint8_t *b = st_rtcli_read(cmd, o.files[1], &b_size);
 	st_error err = {0};
 	st_status rc = b ? ST_OK : ST_EIO;
@@ -55,13 +48,7 @@ int st_cmd_compare(int argc, char **argv)
 		cJSON_AddStringToObject(j, "b", o.files[1]);
 		cJSON_AddBoolToObject(j, "verified", !o.no_verify);
 		cJSON_AddBoolToObject(j, "deterministic", info.deterministic);
-		cJSON_AddNumberToObject(j, "ratio", t.ratio);
-		cJSON_AddNumberToObject(j, "ci_lo", t.ci_lo);
-		cJSON_AddNumberToObject(j, "ci_hi", t.ci_hi);
-		cJSON_AddNumberToObject(j, "pairs", t.n);
-		cJSON_AddNumberToObject(j, "reps", t.reps);
-		cJSON_AddNumberToObject(j, "a_ms", t.a_ms);
-		cJSON_AddNumberToObject(j, "b_ms", t.b_ms);
+		st_rtcli_timing_json(j, &t);
 		st_cli_print_json(j, 1);
 		cJSON_Delete(j);
 	} else if (rc == ST_OK) {
@@ -79,8 +66,6 @@ int st_cmd_compare(int argc, char **argv)
 			printf("no difference resolved\n");
 	}
 	free(b);
-	free(a);
-	st_session_close(s);
-	st_launch_free(spec);
+	st_rtcli_end(&rs);
 	return rc == ST_OK ? ST_EXIT_OK : ST_EXIT_FAIL;
 }

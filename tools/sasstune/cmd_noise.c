@@ -25,19 +25,11 @@ int st_cmd_noise(int argc, char **argv)
 {
 	const char *cmd = argv[0];
 	st_rtcli o;
-	int code = st_rtcli_parse(cmd, argc, argv, "repeat", help, &o);
+	st_rtcli_session rs;
+	int code = st_rtcli_start(cmd, argc, argv, "repeat", help, 1, "expected one cubin", &o, &rs);
 	if (code >= 0)
 		return code;
-	if (o.nfiles != 1) {
-		st_cli_error(cmd, "expected one cubin (see sasstune noise --help)");
-		return ST_EXIT_USAGE;
-	}
-	st_launch *spec;
-	st_session *s;
-	uint8_t *a;
-	size_t a_size;
-	if ((code = st_rtcli_open(cmd, &o, o.files[0], &spec, &s, &a, &a_size)) >= 0)
-		return code;
+	st_session *s = rs.s;
 	st_session_info info;
 	st_session_get_info(s, &info);
 	if (!o.json)
@@ -57,13 +49,7 @@ int st_cmd_noise(int argc, char **argv)
 		worst = fmax(worst, dev);
 		worst_ci = fmax(worst_ci, dev_ci);
 		cJSON *j = cJSON_CreateObject();
-		cJSON_AddNumberToObject(j, "ratio", t.ratio);
-		cJSON_AddNumberToObject(j, "ci_lo", t.ci_lo);
-		cJSON_AddNumberToObject(j, "ci_hi", t.ci_hi);
-		cJSON_AddNumberToObject(j, "pairs", t.n);
-		cJSON_AddNumberToObject(j, "reps", t.reps);
-		cJSON_AddNumberToObject(j, "a_ms", t.a_ms);
-		cJSON_AddNumberToObject(j, "b_ms", t.b_ms);
+		st_rtcli_timing_json(j, &t);
 		cJSON_AddItemToArray(runs, j);
 		if (!o.json)
 			printf("A/A = %.4f, 95%% interval [%.4f, %.4f] over %u pairs (%u launches per sample, %.5f ms per launch)\n",
@@ -84,8 +70,6 @@ int st_cmd_noise(int argc, char **argv)
 		printf("noise floor: median within %.2f%% of 1, interval within %.2f%% of 1\n", 100 * worst, 100 * worst_ci);
 	}
 	cJSON_Delete(runs);
-	free(a);
-	st_session_close(s);
-	st_launch_free(spec);
+	st_rtcli_end(&rs);
 	return rc == ST_OK ? ST_EXIT_OK : ST_EXIT_FAIL;
 }

@@ -1,5 +1,5 @@
 /* sasstune run: verify cubins against a reference and time them on the GPU.
- * Also the option parsing the other GPU commands (compare, noise) share. */
+ * Also what the other GPU commands (compare, noise) share: options, the session on the reference. */
 #include "cli.h"
 #include "cmd_run.h"
 #include "util/util.h"
@@ -46,7 +46,7 @@ static bool parse_num(const char *s, double lo, double hi, double *out)
 	return true;
 }
 
-int st_rtcli_parse(const char *cmd, int argc, char **argv, const char *extra, void (*help)(void), st_rtcli *o)
+static int parse(const char *cmd, int argc, char **argv, const char *extra, void (*help)(void), st_rtcli *o)
 {
 	enum { O_LAUNCH = 256, O_PAIRS, O_SETS, O_SEED, O_SAMPLE, O_FLUSH, O_WARMUP, O_TOL, O_TIMEOUT, O_DEVICE,
 	       O_JSON, O_HELP, O_REF, O_NOTIME, O_NOVERIFY, O_REPEAT };
@@ -152,28 +152,50 @@ uint8_t *st_rtcli_read(const char *cmd, const char *path, size_t *size)
 	return data;
 }
 
-int st_rtcli_open(const char *cmd, const st_rtcli *o, const char *ref_path, st_launch **spec, st_session **s,
-		  uint8_t **ref, size_t *ref_size)
+int st_rtcli_start(const char *cmd, int argc, char **argv, const char *extra, void (*help)(void), int nfiles,
+		   const char *count_msg, st_rtcli *o, st_rtcli_session *rs)
 {
+	memset(rs, 0, sizeof *rs);
+	int code = parse(cmd, argc, argv, extra, help, o);
+	if (code >= 0)
+		return code;
+	if (nfiles ? o->nfiles != nfiles : o->nfiles < 1) {
+		st_cli_error(cmd, "%s (see sasstune %s --help)", count_msg, cmd);
+		return ST_EXIT_USAGE;
+	}
+	rs->ref_path = o->reference ? o->reference : o->files[0];
 	st_error err = {0};
-	*spec = NULL;
-	*s = NULL;
-	if (!(*ref = st_rtcli_read(cmd, ref_path, ref_size)))
+	if (!(rs->ref = st_rtcli_read(cmd, rs->ref_path, &rs->ref_size)))
 		return ST_EXIT_FAIL;
-	if (st_launch_load(o->launch, spec, &err) != ST_OK) {
-		free(*ref);
-		*ref = NULL;
+	if (st_launch_load(o->launch, &rs->spec, &err) != ST_OK) {
+		st_rtcli_end(rs);
 		return st_cli_fail(cmd, &err);
 	}
-	if (st_session_open(*ref, *ref_size, *spec, &o->opt, s, &err) != ST_OK) {
-		st_cli_error(cmd, "%s: %s", ref_path, err.msg);
-		st_launch_free(*spec);
-		*spec = NULL;
-		free(*ref);
-		*ref = NULL;
+	if (st_session_open(rs->ref, rs->ref_size, rs->spec, &o->opt, &rs->s, &err) != ST_OK) {
+		st_cli_error(cmd, "%s: %s", rs->ref_path, err.msg);
+		st_rtcli_end(rs);
 		return ST_EXIT_FAIL;
 	}
 	return -1;
+}
+
+void st_rtcli_end(st_rtcli_session *rs)
+{
+	st_session_close(rs->s);
+	st_launch_free(rs->spec);
+	free(rs->ref);
+	memset(rs, 0, sizeof *rs);
+}
+
+void st_rtcli_timing_json(cJSON *j, const st_timing *t)
+{
+	cJSON_AddNumberToObject(j, "ratio", t->ratio);
+	cJSON_AddNumberToObject(j, "ci_lo", t->ci_lo);
+	cJSON_AddNumberToObject(j, "ci_hi", t->ci_hi);
+	cJSON_AddNumberToObject(j, "pairs", t->n);
+	cJSON_AddNumberToObject(j, "reps", t->reps);
+	cJSON_AddNumberToObject(j, "a_ms", t->a_ms);
+	cJSON_AddNumberToObject(j, "b_ms", t->b_ms);
 }
 
 const char *st_rtcli_verdict(st_status rc)
@@ -219,26 +241,17 @@ int st_cmd_run(int argc, char **argv)
 {
 	const char *cmd = argv[0];
 	st_rtcli o;
-	int code = st_rtcli_parse(cmd, argc, argv, "reference no-time", help, &o);
+	st_rtcli_session rs;
+	int code = st_rtcli_start(cmd, argc, argv, "reference no-time", help, 0, "no CUBIN given", &o, &rs);
 	if (code >= 0)
 		return code;
-	if (o.nfiles < 1) {
-		st_cli_error(cmd, "no CUBIN given (see sasstune run --help)");
-		return ST_EXIT_USAGE;
-	}
-	const char *ref_path = o.reference ? o.reference : o.files[0];
-	st_launch *spec;
-	st_session *s;
-	uint8_t *ref;
-	size_t ref_size;
-	if ((code = st_rtcli_open(cmd, &o, ref_path, &spec, &s, &ref, &ref_size)) >= 0)
-		return code;
+	const char *ref_path = rs.ref_path;
+	st_launch *spec = rs.spec;
+	st_session *s = rs.s;
 	cand *cs = calloc((size_t)o.nfiles, sizeof *cs);
 	if (!cs) {
 		st_cli_error(cmd, "out of memory");
-		st_session_close(s);
-		st_launch_free(spec);
-		free(ref);
+		st_rtcli_end(&rs);
 		return ST_EXIT_FAIL;
 	}
 	st_session_info info;
@@ -351,8 +364,6 @@ int st_cmd_run(int argc, char **argv)
 		printf("\n");
 	}
 	free(cs);
-	st_session_close(s);
-	st_launch_free(spec);
-	free(ref);
+	st_rtcli_end(&rs);
 	return ok == o.nfiles ? ST_EXIT_OK : ST_EXIT_FAIL;
 }

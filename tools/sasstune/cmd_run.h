@@ -17,10 +17,25 @@ typedef struct st_rtcli {
 	char **files;          /* positional arguments */
 } st_rtcli;
 
-/* Parse the common options; `extra` names which of --reference, --no-time,
- * --no-verify, --repeat this command takes.  Returns -1 to go on, else the exit
- * code (after --help or a usage error). */
-int st_rtcli_parse(const char *cmd, int argc, char **argv, const char *extra, void (*help)(void), st_rtcli *o);
+/* A command's session on its reference cubin. */
+typedef struct st_rtcli_session {
+	const char *ref_path; /* --reference, else the first CUBIN */
+	uint8_t *ref;
+	size_t ref_size;
+	st_launch *spec;
+	st_session *s;
+} st_rtcli_session;
+
+/* Parse the common options (`extra` names which of --reference, --no-time, --no-verify,
+ * --repeat this command takes), check that there are nfiles CUBINs (at least one when
+ * nfiles is 0; else "COUNT_MSG (see sasstune CMD --help)"), load the launch spec and open a
+ * session on the reference.  Returns -1 to go on (then st_rtcli_end), else the exit code
+ * (after --help, a usage error or a failure, said on stderr). */
+int st_rtcli_start(const char *cmd, int argc, char **argv, const char *extra, void (*help)(void), int nfiles,
+		   const char *count_msg, st_rtcli *o, st_rtcli_session *rs);
+
+/* Close the session and free what st_rtcli_start made. */
+void st_rtcli_end(st_rtcli_session *rs);
 
 /* The options every GPU command takes, for --help. */
 extern const char st_rtcli_options_help[];
@@ -28,9 +43,9 @@ extern const char st_rtcli_options_help[];
 /* Read a cubin; prints the error and returns NULL on failure. */
 uint8_t *st_rtcli_read(const char *cmd, const char *path, size_t *size);
 
-/* Load the launch spec and open a session on the reference cubin. */
-int st_rtcli_open(const char *cmd, const st_rtcli *o, const char *ref_path, st_launch **spec, st_session **s,
-		  uint8_t **ref, size_t *ref_size);
+/* Add a paired timing's ratio, ci_lo, ci_hi, pairs, reps, a_ms and b_ms to a JSON object. */
+struct cJSON;
+void st_rtcli_timing_json(struct cJSON *j, const st_timing *t);
 
 /* "ok", "mismatch", "crashed", "timed_out" or "error". */
 const char *st_rtcli_verdict(st_status rc);
