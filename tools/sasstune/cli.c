@@ -30,6 +30,31 @@ int st_cli_not_implemented(const char *cmd)
 	return ST_EXIT_FAIL;
 }
 
+int st_cli_no_kernel(const char *cmd, const st_cubin *c, const char *path, const char *kernel)
+{
+	if (!kernel || st_cubin_find_kernel(c, kernel) != ST_CUBIN_NONE)
+		return 0;
+	st_cli_error(cmd, "%s: no kernel named '%s'", path, kernel);
+	return 1;
+}
+
+st_status st_cli_sched_new(const st_cubin *c, const char *name, const char *listing, unsigned flags,
+			   st_sass_kernel **sk, st_sched **s, st_error *err)
+{
+	st_sass_opts o = {0};
+	o.listing = listing;
+	*sk = NULL;
+	*s = NULL;
+	st_status rc = st_sass_decode(c, name, &o, sk, err);
+	if (!rc)
+		rc = st_sched_new(*sk, c, flags, s, err);
+	if (rc) {
+		st_sass_free(*sk);
+		*sk = NULL;
+	}
+	return rc;
+}
+
 int st_cli_print_json(const cJSON *j, int pretty)
 {
 	char *t = !j ? NULL : pretty ? cJSON_Print(j) : cJSON_PrintUnformatted(j);

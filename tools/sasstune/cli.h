@@ -3,6 +3,7 @@
 #define ST_CLI_H
 
 #include "sasstune/error.h"
+#include "sasstune/sched.h"
 
 #include <stdio.h>
 
@@ -42,6 +43,15 @@ int st_cli_fail(const char *cmd, const st_error *err);
 
 /* For commands whose issue is not done yet. */
 int st_cli_not_implemented(const char *cmd);
+
+/* With --kernel K (kernel not NULL), K must be a kernel of c (read from path): else say
+ * "PATH: no kernel named 'K'" and return nonzero. */
+int st_cli_no_kernel(const char *cmd, const st_cubin *c, const char *path, const char *kernel);
+
+/* Decode kernel `name` of c (opcodes from the listing file, else from nvdisasm) and set up the
+ * legality model on it with ST_SCHED_* flags; on failure *sk and *s are NULL. */
+st_status st_cli_sched_new(const st_cubin *c, const char *name, const char *listing, unsigned flags,
+			   st_sass_kernel **sk, st_sched **s, st_error *err);
 
 /* Print j on stdout as cJSON_Print (pretty) or cJSON_PrintUnformatted writes it, and a
  * newline; nonzero (and nothing printed) when out of memory. */

@@ -90,10 +90,8 @@ int st_cmd_check(int argc, char **argv)
 	cJSON *root = json ? cJSON_CreateObject() : NULL, *arr = json ? cJSON_AddArrayToObject(root, "kernels") : NULL;
 	int rc = ST_EXIT_OK, failed = 0;
 	size_t total = 0, nk = 0;
-	if (kernel && st_cubin_find_kernel(orig, kernel) == ST_CUBIN_NONE) {
-		st_cli_error(argv[0], "%s: no kernel named '%s'", paths[0], kernel);
+	if (st_cli_no_kernel(argv[0], orig, paths[0], kernel))
 		rc = ST_EXIT_FAIL;
-	}
 	if (rc == ST_EXIT_OK && st_cubin_kernel_count(orig) != st_cubin_kernel_count(tuned)) {
 		st_cli_error(argv[0], "%s has %zu kernels, %s %zu", paths[0], st_cubin_kernel_count(orig), paths[1],
 			     st_cubin_kernel_count(tuned));

@@ -53,24 +53,20 @@ int st_cmd_moves(int argc, char **argv)
 	st_cubin *c = NULL;
 	if (st_cubin_open_file(path, &c, &err))
 		return st_cli_fail(argv[0], &err);
-	if (kernel && st_cubin_find_kernel(c, kernel) == ST_CUBIN_NONE) {
-		st_cli_error(argv[0], "%s: no kernel named '%s'", path, kernel);
+	if (st_cli_no_kernel(argv[0], c, path, kernel)) {
 		st_cubin_free(c);
 		return ST_EXIT_FAIL;
 	}
-	st_sass_opts o = {0};
-	o.listing = listing;
 	cJSON *root = json ? cJSON_CreateObject() : NULL, *arr = json ? cJSON_AddArrayToObject(root, "kernels") : NULL;
 	int rc = ST_EXIT_OK;
 	for (size_t k = 0; k < st_cubin_kernel_count(c) && rc == ST_EXIT_OK; k++) {
 		const char *name = st_cubin_kernel(c, k)->name;
 		if (kernel && strcmp(kernel, name))
 			continue;
-		st_sass_kernel *sk = NULL;
-		st_sched *s = NULL;
-		if (st_sass_decode(c, name, &o, &sk, &err) || st_sched_new(sk, c, flags, &s, &err)) {
+		st_sass_kernel *sk;
+		st_sched *s;
+		if (st_cli_sched_new(c, name, listing, flags, &sk, &s, &err)) {
 			rc = st_cli_fail(argv[0], &err);
-			st_sass_free(sk);
 			break;
 		}
 		size_t nm = st_sched_move_count(s), counts[5] = {0};

@@ -75,27 +75,23 @@ int st_cmd_shuffle(int argc, char **argv)
 	int rc = ST_EXIT_OK;
 	if (st_cubin_open_file(path, &c, &err) || st_schedule_new(&sch, &err))
 		goto fail;
-	if (kernel && st_cubin_find_kernel(c, kernel) == ST_CUBIN_NONE) {
-		st_error_set(&err, ST_ENOTFOUND, "%s: no kernel named '%s'", path, kernel);
-		goto fail;
+	if (st_cli_no_kernel(argv[0], c, path, kernel)) {
+		rc = ST_EXIT_FAIL;
+		goto done;
 	}
 	size_t size;
 	const uint8_t *data = st_cubin_data(c, &size);
 	if (st_cubin_open_mem(data, size, path, &work, &err))
 		goto fail;
-	st_sass_opts o = {0};
-	o.listing = listing;
 	uint64_t x = seed * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull;
 	for (size_t k = 0; k < st_cubin_kernel_count(c); k++) {
 		const char *name = st_cubin_kernel(c, k)->name;
 		if (kernel && strcmp(kernel, name))
 			continue;
-		st_sass_kernel *sk = NULL;
-		st_sched *s = NULL;
-		if (st_sass_decode(c, name, &o, &sk, &err) || st_sched_new(sk, c, flags, &s, &err)) {
-			st_sass_free(sk);
+		st_sass_kernel *sk;
+		st_sched *s;
+		if (st_cli_sched_new(c, name, listing, flags, &sk, &s, &err))
 			goto fail;
-		}
 		unsigned long long done = 0;
 		for (; done < steps; done++) {
 			size_t nm = st_sched_move_count(s);
