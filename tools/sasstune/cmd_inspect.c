@@ -44,6 +44,21 @@ static const char *sym_name(const st_cubin *c, uint32_t idx)
 	return s && s->name[0] ? s->name : NULL;
 }
 
+/* The little-endian word at p (.nv.info payloads). */
+static unsigned le32(const uint8_t *p)
+{
+	return (unsigned)p[0] | (unsigned)p[1] << 8 | (unsigned)p[2] << 16 | (unsigned)p[3] << 24;
+}
+
+/* key: s, or null without one. */
+static void add_string_or_null(cJSON *o, const char *key, const char *s)
+{
+	if (s)
+		cJSON_AddStringToObject(o, key, s);
+	else
+		cJSON_AddNullToObject(o, key);
+}
+
 static void print_text(const st_cubin *c)
 {
 	printf("cubin: %s\n", st_cubin_name(c));
@@ -77,15 +92,11 @@ static void print_text(const st_cubin *c)
 			printf(" %zu bytes:", r->size);
 			size_t words = r->size / 4;
 			for (size_t w = 0; w < words && w < 16; w++)
-				printf(" 0x%x", (unsigned)r->payload[4 * w] | (unsigned)r->payload[4 * w + 1] << 8 |
-							(unsigned)r->payload[4 * w + 2] << 16 |
-							(unsigned)r->payload[4 * w + 3] << 24);
+				printf(" 0x%x", le32(r->payload + 4 * w));
 			if (words > 16)
 				printf(" ... (%zu words)", words);
 			if (r->kernel == ST_CUBIN_NONE && words >= 1) {
-				uint32_t idx = (unsigned)r->payload[0] | (unsigned)r->payload[1] << 8 |
-					       (unsigned)r->payload[2] << 16 | (unsigned)r->payload[3] << 24;
-				const char *sn = sym_name(c, idx);
+				const char *sn = sym_name(c, le32(r->payload));
 				if (sn)
 					printf("  [%s]", sn);
 			}
@@ -162,28 +173,18 @@ static cJSON *json_of(const st_cubin *c)
 	for (size_t i = 0; i < st_cubin_nvinfo_count(c); i++) {
 		const st_nvinfo *r = st_cubin_nvinfo(c, i);
 		cJSON *j = cJSON_CreateObject();
-		const char *kn = section_of(c, r->kernel);
-		if (kn)
-			cJSON_AddStringToObject(j, "kernel", kn);
-		else
-			cJSON_AddNullToObject(j, "kernel");
+		add_string_or_null(j, "kernel", section_of(c, r->kernel));
 		cJSON_AddNumberToObject(j, "section", r->section);
 		cJSON_AddNumberToObject(j, "offset", (double)r->offset);
 		cJSON_AddStringToObject(j, "format", fmt_name(r->format));
 		cJSON_AddNumberToObject(j, "attr", r->attr);
-		if (r->name)
-			cJSON_AddStringToObject(j, "name", r->name);
-		else
-			cJSON_AddNullToObject(j, "name");
+		add_string_or_null(j, "name", r->name);
 		if (r->format == 2 || r->format == 3)
 			cJSON_AddNumberToObject(j, "value", r->value);
 		if (r->format == 4) {
 			cJSON *p = cJSON_AddArrayToObject(j, "payload");
 			for (size_t w = 0; w + 4 <= r->size; w += 4)
-				cJSON_AddItemToArray(
-					p, cJSON_CreateNumber((double)((unsigned)r->payload[w] | (unsigned)r->payload[w + 1] << 8 |
-								       (unsigned)r->payload[w + 2] << 16 |
-								       (uint32_t)r->payload[w + 3] << 24)));
+				cJSON_AddItemToArray(p, cJSON_CreateNumber(le32(r->payload + w)));
 			cJSON_AddNumberToObject(j, "size", (double)r->size);
 		}
 		cJSON_AddItemToArray(rs, j);
@@ -209,11 +210,7 @@ static cJSON *json_of(const st_cubin *c)
 		cJSON *j = cJSON_CreateObject();
 		cJSON_AddStringToObject(j, "section", b->section_name);
 		cJSON_AddNumberToObject(j, "bank", b->bank);
-		const char *kn = section_of(c, b->kernel);
-		if (kn)
-			cJSON_AddStringToObject(j, "kernel", kn);
-		else
-			cJSON_AddNullToObject(j, "kernel");
+		add_string_or_null(j, "kernel", section_of(c, b->kernel));
 		cJSON_AddNumberToObject(j, "size", (double)b->size);
 		cJSON_AddItemToArray(cb, j);
 	}
