@@ -40,6 +40,9 @@ carried `.deps/` itself):
     python3 bench/run.py --out bench-out --budget 5m      # every kernel, up to 5 minutes of tuning each
     python3 bench/report.py bench-out                     # rewrites this page and benchmarks.png
 
+On the lent H200 through the device tool, one call of at most 10 minutes builds and runs a part of
+the suite: `bash test/gpu/calls/bench-suite.sh KERNELS BUDGET NAME [LIMIT_S]` (the runs above).
+
 `run.py` options: `--kernels a,b` (names below), `--budget T` per kernel (default 60s, 40s with
 `--quick`), `--time-limit T` (the whole run, 6m with `--quick`: each kernel's budget shrinks to its share of
 the time left after the other kernels' overhead, guessed at 15 s a kernel until the run has measured
