@@ -8,8 +8,13 @@
 # A host TMA tensor descriptor argument (metadata.tensordesc_meta) becomes a 128-byte CUtensorMap
 # followed by its shape (i32 each) and strides (i64 each); the tensor it points to is not a kernel
 # parameter and goes into the spec's top-level "buffers".
+import os
 import re
 import struct
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "python"))
+from sasstune import _capture  # noqa: E402  (the adapter: its host-TMA description, no library load)
 
 # torch dtype name -> (Triton element type, bytes)
 DTYPES = {
@@ -34,24 +39,10 @@ _INT = {"i1": "i8", "u1": "u8", "i8": "i8", "i16": "i16", "i32": "i32", "i64": "
 _PARAM_BYTES = {"ptr": 8, "i8": 1, "u8": 1, "i16": 2, "u16": 2, "i32": 4, "u32": 4, "i64": 8, "u64": 8,
                 "fp16": 2, "bf16": 2, "fp32": 4, "fp64": 8, "tensormap": 128}
 
-# Host TMA descriptors, as Triton 3.6's launcher encodes them (triton/backends/nvidia/driver.py,
-# make_tensordesc_arg, and driver.c, fillTMADescriptor): the element type in tensordesc_meta is
-# the device's enum, mapped to CUtensorMapDataType by this table (a copy of the driver's
-# TMA_DTYPE_DEVICE_TO_HOST); swizzle is CUtensorMapSwizzle; elementStrides all 1, no interleave,
-# L2 promotion 128B, OOB fill NaN when the descriptor's padding is "nan".
-TMA_DTYPE_DEVICE_TO_HOST = dict((i, i) for i in range(16))
-TMA_DTYPE_DEVICE_TO_HOST[8] = 10
-TMA_DTYPE_DEVICE_TO_HOST[9] = 8
-TMA_DTYPE_DEVICE_TO_HOST[10] = 9
-# CUtensorMapDataType -> the runtime's tensormap dtype (the types the runtime encodes)
-_TMA_DTYPE = {0: "u8", 1: "u16", 3: "i32", 4: "u64", 5: "i64", 6: "fp16", 7: "fp32", 8: "fp64", 9: "bf16"}
-_TMA_DTYPE_BYTES = {"u8": 1, "u16": 2, "i32": 4, "u64": 8, "i64": 8, "fp16": 2, "fp32": 4, "fp64": 8, "bf16": 2}
-_SWIZZLE = {0: "none", 1: "32B", 2: "64B", 3: "128B"}
-_TENSORDESC = re.compile(r"tensordesc<([^[>]*)\[([^]]*)\]")
-
-
-class Unsupported(Exception):
-    """The launch cannot be written as a launch spec (yet); the message says why."""
+# The launch cannot be written as a launch spec (yet); the message says why.  The adapter's own
+# class, so that its description of host TMA descriptors (tma_tensormap) serves both.
+Unsupported = _capture.Unsupported
+TMA_DTYPE_DEVICE_TO_HOST = _capture.TMA_DTYPE_DEVICE_TO_HOST
 
 
 # ---------------------------------------------------------------------------------------------
@@ -185,43 +176,17 @@ def _scalar(ty, value, name):
 def _tensordesc(name, ty, desc, meta, inits):
     """(hidden buffer, [params]) for host TMA descriptor argument `name` of type `ty`: the
     CUtensorMap over the buffer (index filled in by the caller), then shape (i32) and strides
-    (i64), exactly as Triton's launcher builds and passes them."""
-    m = _TENSORDESC.match(ty)
-    if not m:
-        raise Unsupported("argument %s of type %s" % (name, ty))
-    elt, ndim = m.group(1), m.group(2).count(",") + 1
-    shape, strides = [int(x) for x in desc.shape], [int(x) for x in desc.strides]
-    block = [int(x) for x in meta["block_size"]]
-    if not (len(shape) == len(strides) == len(block) == ndim):
-        raise Unsupported("argument %s: descriptor rank %d, block %d, type says %d" % (name, len(shape), len(block), ndim))
-    if strides[-1] != 1:
-        raise Unsupported("argument %s: the innermost stride is %d, TMA needs 1" % (name, strides[-1]))
-    if meta.get("fp4_padded"):
-        shape[-1] *= 2   # as make_tensordesc_arg: the descriptor and the scalars both see it
-    host = TMA_DTYPE_DEVICE_TO_HOST.get(int(meta["elem_type"]))
-    dtype = _TMA_DTYPE.get(host)
-    if dtype is None or _TMA_DTYPE_BYTES[dtype] != int(meta["elem_size"]):
-        raise Unsupported("argument %s: TMA element type %s (CUtensorMapDataType %s, %s bytes) is not one the "
-                          "runtime encodes" % (name, meta["elem_type"], host, meta["elem_size"]))
-    swizzle = _SWIZZLE.get(int(meta["swizzle"]))
-    if swizzle is None:
-        raise Unsupported("argument %s: TMA swizzle mode %s" % (name, meta["swizzle"]))
-    if elt not in _BUFFER:
-        raise Unsupported("argument %s: descriptor over %s" % (name, elt))
-    bdtype, init = _BUFFER[elt]
+    (i64), exactly as Triton's launcher builds and passes them (the adapter's tma_tensormap)."""
+    t = _capture.tma_tensormap(name, ty, desc, meta)
+    if t.elt not in _BUFFER:
+        raise Unsupported("argument %s: descriptor over %s" % (name, t.elt))
+    bdtype, init = _BUFFER[t.elt]
     base = desc.base
     # the tensor's bytes; at least what the descriptor can reach (a strided view reaches further)
-    span = (sum((d - 1) * st for d, st in zip(shape, strides)) + 1) * int(meta["elem_size"]) if min(shape) > 0 else 0
-    nbytes = max(int(base.numel()) * int(base.element_size()), span)
+    nbytes = max(int(base.numel()) * int(base.element_size()), t.span)
     buf = {"dtype": bdtype, "bytes": nbytes, "init": inits.get(name, init), "name": name + ".base",
            "note": "the tensor behind host TMA descriptor %s (not a kernel parameter)" % name}
-    tmap = {"kind": "tensormap", "buffer": None, "dtype": dtype, "shape": shape, "strides": strides, "box": block,
-            "element_strides": [1] * ndim, "swizzle": swizzle, "interleave": "none", "l2_promotion": "128B",
-            "oob_fill": "nan" if getattr(desc, "padding", None) == "nan" else "none", "name": name}
-    params = [tmap]
-    params += [{"kind": "i32", "value": d, "name": "%s.shape[%d]" % (name, i)} for i, d in enumerate(shape)]
-    params += [{"kind": "i64", "value": st, "name": "%s.strides[%d]" % (name, i)} for i, st in enumerate(strides)]
-    return buf, params
+    return buf, t.params
 
 
 def launch_spec(signature, values, md, grid, inits=None):

@@ -137,6 +137,65 @@ TMA_SWIZZLE = {0: "none", 1: "32B", 2: "64B", 3: "128B"}
 TMA_MAX_RANK = 5
 
 
+
+class TmaDescriptor:
+    """A host descriptor as Triton 3.6's launcher passes it (see tma_tensormap)."""
+
+    def __init__(self, elt, span, params):
+        self.elt = elt        # the signature's element type ("fp16", ...)
+        self.span = span      # bytes the descriptor reaches from the base pointer
+        self.params = params  # the tensormap param ("buffer" left to the caller), shape i32s, stride i64s
+
+
+def tma_tensormap(name, ty, desc, meta):
+    """Check host TMA descriptor argument `name` (Triton type `ty`, a TensorDescriptor `desc`, its
+    tensordesc_meta entry `meta`) and describe it as Triton 3.6's launcher encodes and passes it
+    (make_tensordesc_arg, fillTMADescriptor): a tensormap param, then the shape as i32 and the
+    strides as i64.  Shared by the adapter's capture and bench/spec.py.  Raises Unsupported for
+    what the runtime cannot encode."""
+    m = _TD.match(ty)
+    if not m:
+        raise Unsupported("argument %s of type %s" % (name, ty))
+    elt, ndim = m.group(1), m.group(2).count(",") + 1
+    try:
+        shape, strides = [int(x) for x in desc.shape], [int(x) for x in desc.strides]
+        block = [int(x) for x in meta["block_size"]]
+        swz, elem_size, elem_type = int(meta["swizzle"]), int(meta["elem_size"]), int(meta["elem_type"])
+    except (AttributeError, KeyError, TypeError, ValueError) as e:
+        raise Unsupported("argument %s: not a host tensor descriptor with TMA metadata (%s: %s)" %
+                          (name, type(e).__name__, e))
+    if not (len(shape) == len(strides) == len(block) == ndim):
+        raise Unsupported("argument %s: descriptor rank %d (strides %d), TMA block rank %d, type says %d" %
+                          (name, len(shape), len(strides), len(block), ndim))
+    if ndim > TMA_MAX_RANK:
+        raise Unsupported("argument %s: rank %d, TMA takes at most %d" % (name, ndim, TMA_MAX_RANK))
+    if strides[-1] != 1:
+        raise Unsupported("argument %s: the innermost stride is %d, TMA needs 1" % (name, strides[-1]))
+    if not (all(1 <= d <= 1 << 32 for d in shape) and all(1 <= st <= 1 << 40 for st in strides)):
+        raise Unsupported("argument %s: shape %s, strides %s (a tensormap takes dimensions from 1 to 2^32 and "
+                          "strides from 1 to 2^40 elements)" % (name, shape, strides))
+    if meta.get("fp4_padded"):
+        shape[-1] *= 2  # as make_tensordesc_arg: the CUtensorMap and the scalars both see it
+    host = TMA_DTYPE_DEVICE_TO_HOST.get(elem_type)
+    tdt = TMA_DTYPES.get(host)
+    if tdt is None or tdt[1] != elem_size:
+        raise Unsupported("argument %s: TMA element type %d (CUtensorMapDataType %s, %d bytes) is not one the "
+                          "runtime encodes" % (name, elem_type, host, elem_size))
+    swizzle = TMA_SWIZZLE.get(swz)
+    if swizzle is None:
+        raise Unsupported("argument %s: TMA swizzle mode %d (CUtensorMapSwizzle; the runtime encodes none, "
+                          "32B, 64B and 128B)" % (name, swz))
+    if not all(1 <= b <= 256 for b in block):
+        raise Unsupported("argument %s: TMA box %s (each dimension 1 to 256)" % (name, block))
+    span = (sum((d - 1) * st for d, st in zip(shape, strides)) + 1) * elem_size
+    params = [{"kind": "tensormap", "buffer": None, "dtype": tdt[0], "shape": shape, "strides": strides,
+               "box": block, "element_strides": [1] * ndim, "swizzle": swizzle, "interleave": "none",
+               "l2_promotion": "128B", "oob_fill": "nan" if getattr(desc, "padding", None) == "nan" else "none",
+               "name": name}]
+    params += [dict(int_param("i32", v), name="%s.shape[%d]" % (name, i)) for i, v in enumerate(shape)]
+    params += [dict(int_param("i64", v), name="%s.strides[%d]" % (name, i)) for i, v in enumerate(strides)]
+    return TmaDescriptor(elt, span, params)
+
 class SpecBuilder:
     """Collects params; buffers are written to files in folder."""
 
@@ -210,66 +269,26 @@ class SpecBuilder:
     def add_tma_descriptor(self, ty, arg, name, meta):
         """A host descriptor lowered to TMA: the tensor behind it as a hidden buffer, a tensormap
         param over that buffer, then shape (i32) and strides (i64), as make_tensordesc_arg."""
-        m = _TD.match(ty)
-        if not m:
-            raise Unsupported("argument %s of type %s" % (name, ty))
-        elt, ndim = m.group(1), m.group(2).count(",") + 1
-        try:
-            shape, strides = [int(x) for x in arg.shape], [int(x) for x in arg.strides]
-            block = [int(x) for x in meta["block_size"]]
-            swz, elem_size, elem_type = int(meta["swizzle"]), int(meta["elem_size"]), int(meta["elem_type"])
-        except (AttributeError, KeyError, TypeError, ValueError) as e:
-            raise Unsupported("argument %s: not a host tensor descriptor with TMA metadata (%s: %s)" %
-                              (name, type(e).__name__, e))
-        if not (len(shape) == len(strides) == len(block) == ndim):
-            raise Unsupported("argument %s: descriptor rank %d (strides %d), TMA block rank %d, type says %d" %
-                              (name, len(shape), len(strides), len(block), ndim))
-        if ndim > TMA_MAX_RANK:
-            raise Unsupported("argument %s: rank %d, TMA takes at most %d" % (name, ndim, TMA_MAX_RANK))
-        if strides[-1] != 1:
-            raise Unsupported("argument %s: the innermost stride is %d, TMA needs 1" % (name, strides[-1]))
-        if not (all(1 <= d <= 1 << 32 for d in shape) and all(1 <= st <= 1 << 40 for st in strides)):
-            raise Unsupported("argument %s: shape %s, strides %s (a tensormap takes dimensions from 1 to 2^32 and "
-                              "strides from 1 to 2^40 elements)" % (name, shape, strides))
-        if meta.get("fp4_padded"):
-            shape[-1] *= 2  # as make_tensordesc_arg: the CUtensorMap and the scalars both see it
-        host = TMA_DTYPE_DEVICE_TO_HOST.get(elem_type)
-        tdt = TMA_DTYPES.get(host)
-        if tdt is None or tdt[1] != elem_size:
-            raise Unsupported("argument %s: TMA element type %d (CUtensorMapDataType %s, %d bytes) is not one the "
-                              "runtime encodes" % (name, elem_type, host, elem_size))
-        swizzle = TMA_SWIZZLE.get(swz)
-        if swizzle is None:
-            raise Unsupported("argument %s: TMA swizzle mode %d (CUtensorMapSwizzle; the runtime encodes none, "
-                              "32B, 64B and 128B)" % (name, swz))
-        if not all(1 <= b <= 256 for b in block):
-            raise Unsupported("argument %s: TMA box %s (each dimension 1 to 256)" % (name, block))
+        t = tma_tensormap(name, ty, arg, meta)
         base = getattr(arg, "base", None)
         try:
             buf = buffer_of(base)
         except Unsupported as e:
             raise Unsupported("argument %s: the tensor behind the descriptor: %s" % (name, e))
-        span = (sum((d - 1) * st for d, st in zip(shape, strides)) + 1) * elem_size
-        if buf.nbytes == 0 or span > buf.nbytes:
+        if buf.nbytes == 0 or t.span > buf.nbytes:
             raise Unsupported("argument %s: the descriptor spans %d bytes but its tensor's storage has %d from the "
-                              "base pointer" % (name, span, buf.nbytes))
+                              "base pointer" % (name, t.span, buf.nbytes))
         index = len(self.hidden)
         path = os.path.join(self.folder, "buf%d.bin" % index)
-        hb = {"dtype": _BUF_DTYPES.get(elt), "bytes": buf.nbytes, "file": path, "name": name + ".base",
+        hb = {"dtype": _BUF_DTYPES.get(t.elt), "bytes": buf.nbytes, "file": path, "name": name + ".base",
               "note": "the tensor behind host TMA descriptor %s (not a kernel parameter)" % name}
         if hb["dtype"] is None:  # e.g. fp8: no runtime dtype, compared byte for byte
             del hb["dtype"]
         self.hidden.append(hb)
         self.buffers.append(("buffers[%d]" % index, buf, path))
         self.total_bytes += buf.nbytes
-        self.params.append({"kind": "tensormap", "buffer": index, "dtype": tdt[0], "shape": shape,
-                            "strides": strides, "box": block, "element_strides": [1] * ndim, "swizzle": swizzle,
-                            "interleave": "none", "l2_promotion": "128B",
-                            "oob_fill": "nan" if getattr(arg, "padding", None) == "nan" else "none", "name": name})
-        for i, v in enumerate(shape):
-            self.params.append(dict(int_param("i32", v), name="%s.shape[%d]" % (name, i)))
-        for i, v in enumerate(strides):
-            self.params.append(dict(int_param("i64", v), name="%s.strides[%d]" % (name, i)))
+        t.params[0]["buffer"] = index
+        self.params += t.params
 
     def add_scratch(self, name, size_per_program, programs):
         if size_per_program and size_per_program > 0:
