@@ -18,6 +18,7 @@ typedef struct st_ctrl { uint8_t stall, yield, wbar, rbar, wait, reuse; } st_ctr
 st_ctrl st_ctrl_decode(const uint8_t word[16]);
 st_status st_ctrl_check(st_ctrl c, st_error *err);                    /* the encoding rules */
 st_status st_ctrl_encode(uint8_t word[16], st_ctrl c, st_error *err); /* check, then write bits */
+unsigned st_ctrl_reuse_bits(st_ctrl c); /* reuse flags a/b/c (1/2/4), or 0 when bits 122..124 are batch_t */
 
 typedef enum st_rf { ST_RF_R, ST_RF_UR, ST_RF_P, ST_RF_UP, ST_RF_B, ST_RF_COUNT } st_rf;
 /* Operand slots (latency-table connectors): destination, sources a/b/c/e, guard. */

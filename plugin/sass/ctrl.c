@@ -45,6 +45,11 @@ st_status st_ctrl_check(st_ctrl c, st_error *err)
 	return ST_OK;
 }
 
+unsigned st_ctrl_reuse_bits(st_ctrl c)
+{
+	return c.yield && c.stall >= 1 && c.stall <= 11 ? c.reuse : 0;
+}
+
 st_status st_ctrl_encode(uint8_t word[16], st_ctrl c, st_error *err)
 {
 	st_status s = st_ctrl_check(c, err);

@@ -664,8 +664,7 @@ static bool reuse_proven(const ck *c, const char *opcode, unsigned f)
 		const st_sass_insn *x = &c->in[i];
 		if (strcmp(x->opcode, opcode))
 			continue;
-		st_ctrl k = x->ctrl;
-		unsigned bits = k.yield && k.stall >= 1 && k.stall <= 11 ? k.reuse : 0;
+		unsigned bits = st_ctrl_reuse_bits(x->ctrl);
 		int marks = st_sass_reuse_marks(x);
 		if (marks < 0 || (unsigned)marks != bits)
 			return false;
@@ -705,9 +704,12 @@ static void check_reuse(ck *c)
 				     o->cls == ST_CLASS_ALU && y->cls == ST_CLASS_ALU && !varlat(o) && !varlat(y);
 				for (unsigned d = 0; ok && d < o->ndefs; d++)
 					ok = !meets(&o->defs[d], a);
-				if (ok && (!reuse_proven(c, o->opcode, f) || !reuse_proven(c, y->opcode, f))) {
+				const char *unproven = !ok ? NULL
+						       : !reuse_proven(c, o->opcode, f) ? o->opcode
+						       : !reuse_proven(c, y->opcode, f) ? y->opcode : NULL;
+				if (unproven) {
 					violation(c, j, "%s: reuse flag %c added where ptxas's code does not show which operand that bit names on %s",
-						  o->opcode, 'a' + f, reuse_proven(c, o->opcode, f) ? y->opcode : o->opcode);
+						  o->opcode, 'a' + f, unproven);
 					continue;
 				}
 			}

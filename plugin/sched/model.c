@@ -718,8 +718,7 @@ static st_status reuse_ok(sc_model *m, st_error *err)
 			op[nop++] = x->opcode;
 		which[i] = (uint32_t)o;
 		int marks = st_sass_reuse_marks(x);
-		bool mode = x->ctrl.yield && x->ctrl.stall >= 1 && x->ctrl.stall <= 11;
-		unsigned bits = mode ? x->ctrl.reuse : 0;
+		unsigned bits = st_ctrl_reuse_bits(x->ctrl);
 		if (marks < 0 || (unsigned)marks != bits)
 			bad[o] = 1;
 		else
