@@ -151,16 +151,26 @@ static const st_param *slot_param(const worker *w, size_t i)
 	return i < w->spec->nparams ? &w->spec->params[i] : &w->spec->buffers[i - w->spec->nparams];
 }
 
-/* "params[2]", or "buffers[0] (c)" for a hidden buffer with a name */
+/* The spec's field name: "params[2]" or "buffers[0]" */
+static const char *slot_label(const worker *w, size_t i, char *out, size_t n)
+{
+	if (i < w->spec->nparams)
+		snprintf(out, n, "params[%zu]", i);
+	else
+		snprintf(out, n, "buffers[%zu]", i - w->spec->nparams);
+	return out;
+}
+
+/* For messages: the label, and a hidden buffer's name when it has one ("buffers[0] (c)") */
 static const char *slot_name(const worker *w, size_t i, char *out, size_t n)
 {
 	const st_param *p = slot_param(w, i);
-	if (i < w->spec->nparams)
-		snprintf(out, n, "params[%zu]", i);
-	else if (p->name && p->name[0])
-		snprintf(out, n, "buffers[%zu] (%.64s)", i - w->spec->nparams, p->name);
+	char label[32];
+	slot_label(w, i, label, sizeof label);
+	if (i >= w->spec->nparams && p->name && p->name[0])
+		snprintf(out, n, "%s (%.64s)", label, p->name);
 	else
-		snprintf(out, n, "buffers[%zu]", i - w->spec->nparams);
+		snprintf(out, n, "%s", label);
 	return out;
 }
 
@@ -614,12 +624,8 @@ static st_status setup_buffers(worker *w, st_error *err)
 			CU(w->cu.MemAlloc(&b->ref_dev[k], b->padded), "allocating the reference of %s", name);
 		if (i < n) /* a hidden buffer is reached only through a tensor map */
 			memcpy(w->args[i], &b->ptr, 8);
-		/* the label as in the spec's field names: params[i] or buffers[j] */
 		char label[32];
-		if (i < n)
-			snprintf(label, sizeof label, "params[%zu]", i);
-		else
-			snprintf(label, sizeof label, "buffers[%zu]", i - n);
+		slot_label(w, i, label, sizeof label);
 		for (unsigned k = 0; k < w->sets; k++) {
 			CU(w->cu.MemAlloc(&b->inputs[k], p->bytes), "allocating input set %u of %s", k, name);
 			if (!(b->ref[k] = malloc(p->bytes)))
