@@ -12,7 +12,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))  # python/, so `import sasstune` finds this checkout
 
 import sasstune  # noqa: E402
-from sasstune import _lib, _settings, _triton  # noqa: E402
+from sasstune import _capture, _lib, _settings, _triton  # noqa: E402
 
 triton = pytest.importorskip("triton")
 import triton.language as tl  # noqa: E402
@@ -86,6 +86,30 @@ class Record(ctypes.Structure):
 class Error(ctypes.Structure):
     _fields_ = [("code", ctypes.c_int), ("msg", ctypes.c_char * 512)]
 
+
+
+@pytest.fixture
+def fake_device(monkeypatch):
+    """Stand-ins for the device side of a first launch: an object with FAKE_DEVICE set (a test's
+    'device tensor': bytes `data` at a made-up address `ptr`) reads back as those bytes, and
+    module loading records each cubin it is given (the list returned) instead of loading it."""
+    orig = _capture.buffer_of
+
+    def buffer_of(arg):
+        if getattr(arg, "FAKE_DEVICE", False):
+            return _capture.DeviceBuffer(arg.ptr, len(arg.data), lambda f: f.write(arg.data))
+        return orig(arg)
+
+    loads = []
+
+    def load_binary(ck, cubin):
+        loads.append(cubin)
+        return ("tuned-module", 222, 32, 0, 1024)
+
+    monkeypatch.setattr(_capture, "buffer_of", buffer_of)
+    monkeypatch.setattr(_triton, "_load_binary", load_binary)
+    monkeypatch.setattr(_triton, "_warp_size", lambda: 32)
+    return loads
 
 def store_entry(cache_dir, stock, tuned, kernel, ptxas_version, facts=None):
     """Insert a schedule-cache entry for `stock` -> `tuned` with the key the adapter will ask for."""

@@ -30,6 +30,7 @@ _ELT = {"fp16": (2, True), "bf16": (2, True), "fp32": (4, True), "fp64": (8, Tru
 class DevTensor:
     """A contiguous 'device tensor' for a TensorDescriptor's base: bytes at a 16-byte aligned
     made-up address (storage may run past the tensor's last element, as a view's does)."""
+    FAKE_DEVICE = True  # read back by conftest's fake_device
     _next = [0x7e0000000000]
 
     def __init__(self, shape, elt, extra=0):
@@ -60,25 +61,7 @@ class DevTensor:
         return tuple(reversed(out))
 
 
-@pytest.fixture(autouse=True)
-def fake_device(monkeypatch):
-    orig = _capture.buffer_of
-
-    def buffer_of(arg):
-        if isinstance(arg, DevTensor):
-            return _capture.DeviceBuffer(arg.ptr, len(arg.data), lambda f: f.write(arg.data))
-        return orig(arg)
-
-    loads = []
-
-    def load_binary(ck, cubin):
-        loads.append(cubin)
-        return ("tuned-module", 222, 32, 0, 1024)
-
-    monkeypatch.setattr(_capture, "buffer_of", buffer_of)
-    monkeypatch.setattr(_triton, "_load_binary", load_binary)
-    monkeypatch.setattr(_triton, "_warp_size", lambda: 32)
-    return loads
+pytestmark = pytest.mark.usefixtures("fake_device")  # conftest.py
 
 
 def desc(t, block, padding="zero"):

@@ -18,6 +18,7 @@ from sasstune import _capture, _lib, _triton
 
 class FakeBuf:
     """A 'device tensor': bytes at a made-up address."""
+    FAKE_DEVICE = True  # read back by conftest's fake_device
     _next = [0x7f0000000000]
 
     def __init__(self, data):
@@ -26,25 +27,7 @@ class FakeBuf:
         self._next[0] += 1 << 20
 
 
-@pytest.fixture(autouse=True)
-def fake_device(monkeypatch):
-    orig = _capture.buffer_of
-
-    def buffer_of(arg):
-        if isinstance(arg, FakeBuf):
-            return _capture.DeviceBuffer(arg.ptr, len(arg.data), lambda f: f.write(arg.data))
-        return orig(arg)
-
-    loads = []
-
-    def load_binary(ck, cubin):
-        loads.append(cubin)
-        return ("tuned-module", 222, 32, 0, 1024)
-
-    monkeypatch.setattr(_capture, "buffer_of", buffer_of)
-    monkeypatch.setattr(_triton, "_load_binary", load_binary)
-    monkeypatch.setattr(_triton, "_warp_size", lambda: 32)
-    return loads
+pytestmark = pytest.mark.usefixtures("fake_device")  # conftest.py
 
 
 class Launcher:
