@@ -1,5 +1,6 @@
 /* Data types, seeded input data, buffer comparison, small helpers. */
 #include "rt.h"
+#include "util/util.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -120,13 +121,7 @@ uint16_t st_rt_f32_to_bf16(float f)
 float st_rt_bf16_to_f32(uint16_t h) { return bits_f32((uint32_t)h << 16); }
 
 /* ---- random numbers: xoshiro256** seeded through splitmix64 ---- */
-uint64_t st_rt_mix64(uint64_t x)
-{
-	x += 0x9e3779b97f4a7c15ull;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
+uint64_t st_rt_mix64(uint64_t x) { return st_splitmix64(&x); }
 
 void st_rt_rng_seed(st_rt_rng *r, uint64_t seed)
 {
@@ -138,19 +133,7 @@ void st_rt_rng_seed(st_rt_rng *r, uint64_t seed)
 		r->s[0] = 1;
 }
 
-static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-
-uint64_t st_rt_rng_next(st_rt_rng *r)
-{
-	uint64_t *s = r->s, out = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
-	s[2] ^= s[0];
-	s[3] ^= s[1];
-	s[1] ^= s[2];
-	s[0] ^= s[3];
-	s[2] ^= t;
-	s[3] = rotl(s[3], 45);
-	return out;
-}
+uint64_t st_rt_rng_next(st_rt_rng *r) { return st_xoshiro256ss(r->s); }
 
 double st_rt_rng_uniform(st_rt_rng *r) { return (double)(st_rt_rng_next(r) >> 11) * 0x1.0p-53; }
 

@@ -44,4 +44,28 @@ static inline void st_put_le64(uint8_t *p, uint64_t v)
 	st_put_le32(p + 4, (uint32_t)(v >> 32));
 }
 
+/* splitmix64: advance *x and return its next output (seeding generators, mixing bits). */
+static inline uint64_t st_splitmix64(uint64_t *x)
+{
+	uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* xoshiro256** (Blackman and Vigna): the next output of state s (not all zero). */
+static inline uint64_t st_xoshiro256ss(uint64_t s[4])
+{
+#define ST_ROTL_(x, k) ((x) << (k) | (x) >> (64 - (k)))
+	uint64_t out = ST_ROTL_(s[1] * 5, 7) * 9, t = s[1] << 17;
+	s[2] ^= s[0];
+	s[3] ^= s[1];
+	s[1] ^= s[2];
+	s[0] ^= s[3];
+	s[2] ^= t;
+	s[3] = ST_ROTL_(s[3], 45);
+#undef ST_ROTL_
+	return out;
+}
+
 #endif
