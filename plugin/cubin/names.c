@@ -95,6 +95,9 @@ static const char *const eiattr_names[] = {
 	[0x5a] = "EIATTR_MERCURY_FINALIZER_OPTIONS",
 	[0x5f] = "EIATTR_MERCURY_ISA_VERSION",
 	[0x65] = "EIATTR_IGNOREOOB_CP_ASYNC_BULK_INSTR_OFFSETS",
+	[0x66] = "EIATTR_LANGUAGE",
+	[0x6b] = "EIATTR_NVSAL_SW_WAR",
+	[0x6d] = "EIATTR_PREEXIT_USED",
 };
 
 const char *st_eiattr_name(unsigned attr)

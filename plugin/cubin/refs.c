@@ -90,6 +90,10 @@ static attr_class classify(unsigned attr)
 	case 0x42: case 0x45: case 0x48: case 0x49: case 0x4a: case 0x4c: case 0x4d: case 0x50:
 	case 0x51: case 0x52: case 0x53: case 0x54: case 0x58: case 0x5f:
 		return A_SAFE; /* no code offsets (SASS.md §3.3) */
+	case 0x66: case 0x6b: case 0x6d:
+		/* ptxas 13.x (seen in 13.5 output, named by cuobjdump 13.x): LANGUAGE (u32, 3 = PTX),
+		 * NVSAL_SW_WAR (u16 flag), PREEXIT_USED (u8 flag); scalars, no code offsets. */
+		return A_SAFE;
 	default:
 		return A_REFUSE; /* offsets of unknown layout (0x03, 0x2e, 0x3a, 0x40, 0x44, ...) or unknown id */
 	}
