@@ -1,11 +1,12 @@
 /* sasstune: the schedule cache.
  *
  * An entry maps a key (SHA-256 over the original cubin's SHA-256, the kernel,
- * the GPU name, its compute capability, the driver, ptxas and sasstune
- * versions) to a tuned result: the schedule (an opaque JSON object, see
- * schedule.h), the confirmed speedup with its interval, the verification
- * record, provenance, and the tuned cubin bytes (stored beside the entry, their
- * SHA-256 checked on every read).  Writes are atomic; an entry that is corrupt,
+ * the GPU name, its compute capability, the driver and ptxas versions, the
+ * legality model's version and the move families) to a tuned result: the
+ * schedule (an opaque JSON object, see schedule.h), the confirmed speedup with
+ * its interval, the verification record, provenance, and the tuned cubin bytes
+ * (stored beside the entry, their SHA-256 checked on every read); or to a
+ * negative result: "tuned, nothing beat stock" (best ratio seen, why).  Writes are atomic; an entry that is corrupt,
  * of another schema or does not match its key is reported and never used.
  * Layout and formats: docs/cache.md.  Functions are safe to call from several
  * threads on different st_cache handles.
@@ -28,10 +29,13 @@ typedef struct st_cache st_cache;             /* an open cache folder */
 typedef struct st_cache_entry st_cache_entry; /* one valid entry, read from disk */
 typedef struct st_cache_lock st_cache_lock;   /* a held per-key tuning lock */
 
-/* What a key is made of.  NULL or "" means "unknown"; sasstune_version NULL means this library's. */
+/* What a key is made of.  NULL or "" means "unknown"; sasstune_version NULL means this library's
+ * (recorded in the entry, not part of the key); legality_version and moves NULL mean this
+ * library's (ST_LEGALITY_VERSION and ST_SCHED_MOVE_FAMILIES of sched.h). */
 typedef struct st_cache_key_fields {
 	const char *cubin_sha256; /* required: 64 lowercase hex digits of the original cubin */
 	const char *kernel, *gpu_name, *compute_capability, *driver_version, *ptxas_version, *sasstune_version;
+	const char *legality_version, *moves;
 } st_cache_key_fields;
 
 /* What a tuning run stores.  Everything is borrowed for the duration of the call. */
@@ -43,6 +47,11 @@ typedef struct st_cache_record {
 	const char *date;              /* "YYYY-MM-DDTHH:MM:SSZ", NULL means now */
 	const uint8_t *tuned_cubin;
 	size_t tuned_cubin_size;
+	/* negative: tuning ran and nothing beat stock.  Then only method, budget, date, best_ratio
+	 * (the best original/candidate ratio seen, >= 0) and why (NULL: "unknown") are stored. */
+	int negative;
+	double best_ratio;
+	const char *why;
 } st_cache_record;
 
 /* A valid entry, as read.  Strings live as long as the entry. */
@@ -55,6 +64,11 @@ typedef struct st_cache_info {
 	const uint8_t *tuned_cubin;   /* checked against tuned_sha256 */
 	size_t tuned_cubin_size;
 	const char *tuned_sha256;
+	const char *legality_version, *moves; /* "none" for entries keyed before legality versions */
+	int stale;                    /* legality_version is not this library's: never served */
+	int negative;                 /* nothing beat stock: no schedule, speedup or cubin (all 0/NULL) */
+	double best_ratio;            /* negative: best ratio seen */
+	const char *why;              /* negative: why nothing was kept */
 } st_cache_info;
 
 void st_cache_sha256_hex(const void *data, size_t size, char out[65]);

@@ -20,6 +20,7 @@
  *   SASSTUNE_POLICY     "policy"     policy file for mode policy
  *   SASSTUNE_LOG        "log"        off|error|warn|info|debug (default warn, on stderr), or a file path
  *                                    (lines appended at level info)
+ *   SASSTUNE_RETUNE     "retune"     1: tune again kernels cached as "nothing beat stock"
  *                       "gpu_name", "compute_capability", "driver_version": parts of the cache key,
  *                                    "unknown" when not given
  *
@@ -46,6 +47,11 @@ typedef struct st_plugin_kernel {
 	const char *launch_json;  /* a launch spec (see docs/runtime.md), enables GPU tuning */
 	const char *options_json; /* per-call overrides of SASSTUNE_* settings, or NULL */
 } st_plugin_kernel;
+
+/* A negative result, the kernel is done: tuned (now, and stored, or before: a cache hit, whose
+ * message starts with "cached: ") and nothing beat stock.  ST_PLUGIN_UNCHANGED with a message that
+ * contains this; any other UNCHANGED means the kernel is still to be tuned. */
+#define ST_PLUGIN_NEGATIVE "nothing beat stock"
 
 /* Outcome of one run. */
 typedef enum st_plugin_status {

@@ -10,6 +10,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The legality model's version, part of the schedule cache key: bumped by every change to a
+ * legality or checker rule (model.c, state.c, check.c, check_move.c, sched_internal.h); the unit
+ * test test_legality_version fails when those files change and its recorded hash does not. */
+#define ST_LEGALITY_VERSION 1
+#define ST_SCHED_MOVE_FAMILIES "swap,ctrl" /* the move families tuning uses: swaps, control edits */
+
 typedef struct st_sched st_sched;
 enum { ST_SCHED_WIDE = 1, ST_SCHED_NO_CTRL = 2 }; /* any non-fence insn may move; no control-code moves */
 typedef enum st_move_kind {

@@ -9,14 +9,19 @@
 #include <string.h>
 #include <time.h>
 
-static const char *const key_field_names[] = {"cubin_sha256",	"kernel",	 "gpu_name",
+/* The recorded fields: the first 7 are in every entry; legality_version and moves are in
+ * entries of key format 2 (entries without them are of format 1: stale, never looked up). */
+static const char *const key_field_names[] = {"cubin_sha256",	  "kernel",	      "gpu_name",
 					      "compute_capability", "driver_version", "ptxas_version",
-					      "sasstune_version"};
+					      "sasstune_version",   "legality_version", "moves"};
+#define FIELDS_V1 7
+#define FIELDS_V2 9
 
 static const char **info_field(st_cache_info *i, int n)
 {
-	const char **v[] = {&i->cubin_sha256,	&i->kernel,	  &i->gpu_name,	    &i->compute_capability,
-			    &i->driver_version, &i->ptxas_version, &i->sasstune_version};
+	const char **v[] = {&i->cubin_sha256,	&i->kernel,	   &i->gpu_name,	 &i->compute_capability,
+			    &i->driver_version, &i->ptxas_version, &i->sasstune_version, &i->legality_version,
+			    &i->moves};
 	return v[n];
 }
 
@@ -117,7 +122,8 @@ st_status st_cache__parse_entry(st_cache_entry **out, const char *json, size_t s
 		BAD("entry has no fields object");
 		goto done;
 	}
-	for (int i = 0; i < 7; i++) {
+	int format = get_string(fields, "legality_version") || get_string(fields, "moves") ? 2 : 1;
+	for (int i = 0; i < (format == 2 ? FIELDS_V2 : FIELDS_V1); i++) {
 		const char *v = get_string(fields, key_field_names[i]);
 		if (!v || !*v || !printable(v, ST_CACHE_FIELD_MAX)) {
 			BAD("entry field %s is missing or not a printable string", key_field_names[i]);
@@ -125,16 +131,37 @@ st_status st_cache__parse_entry(st_cache_entry **out, const char *json, size_t s
 		}
 		*info_field(in, i) = v;
 	}
-	st_cache_key_fields kf = {in->cubin_sha256,	in->kernel,	   in->gpu_name,	  in->compute_capability,
-				  in->driver_version, in->ptxas_version, in->sasstune_version};
+	if (format == 1)
+		in->legality_version = in->moves = "none";
+	in->stale = strcmp(in->legality_version, st_cache__legality_version()) != 0;
+	st_cache_key_fields kf = {in->cubin_sha256,   in->kernel,	 in->gpu_name,	       in->compute_capability,
+				  in->driver_version, in->ptxas_version, in->sasstune_version, in->legality_version,
+				  in->moves};
 	char key[65];
 	st_error kerr;
-	if (st_cache_key(&kf, key, &kerr) != ST_OK) {
+	if (st_cache__key_format(&kf, format, key, &kerr) != ST_OK) {
 		BAD("entry fields: %s", kerr.msg);
 		goto done;
 	}
 	if (strcmp(key, in->key) != 0) {
 		BAD("entry key %.12s... does not match its fields (stale or edited entry)", in->key);
+		goto done;
+	}
+	const cJSON *prov = cJSON_GetObjectItemCaseSensitive(root, "provenance");
+	in->date = get_string(prov, "date");
+	in->method = get_string(prov, "method");
+	in->budget = get_string(prov, "budget");
+	if (!in->date || st_cache__parse_date(in->date, &in->time) != ST_OK) {
+		BAD("entry provenance has no valid date (YYYY-MM-DDTHH:MM:SSZ)");
+		goto done;
+	}
+	if (!in->method || !in->budget || !printable(in->method, ST_CACHE_FIELD_MAX) ||
+	    !printable(in->budget, ST_CACHE_FIELD_MAX)) {
+		BAD("entry provenance method or budget is missing or not printable");
+		goto done;
+	}
+	if (cJSON_GetObjectItemCaseSensitive(root, "negative")) {
+		rc = st_cache__parse_negative(e, root, err);
 		goto done;
 	}
 
@@ -149,19 +176,6 @@ st_status st_cache__parse_entry(st_cache_entry **out, const char *json, size_t s
 	    !get_number(sp, "high", &in->speedup_high) ||
 	    !speedup_ok(in->speedup, in->speedup_low, in->speedup_high)) {
 		BAD("entry speedup is missing or not 0 < low <= estimate <= high");
-		goto done;
-	}
-	const cJSON *prov = cJSON_GetObjectItemCaseSensitive(root, "provenance");
-	in->date = get_string(prov, "date");
-	in->method = get_string(prov, "method");
-	in->budget = get_string(prov, "budget");
-	if (!in->date || st_cache__parse_date(in->date, &in->time) != ST_OK) {
-		BAD("entry provenance has no valid date (YYYY-MM-DDTHH:MM:SSZ)");
-		goto done;
-	}
-	if (!in->method || !in->budget || !printable(in->method, ST_CACHE_FIELD_MAX) ||
-	    !printable(in->budget, ST_CACHE_FIELD_MAX)) {
-		BAD("entry provenance method or budget is missing or not printable");
 		goto done;
 	}
 	const cJSON *tc = cJSON_GetObjectItemCaseSensitive(root, "tuned_cubin");
@@ -198,20 +212,75 @@ static cJSON *parse_object(const char *text, const char *what, st_error *err)
 	return o;
 }
 
-st_status st_cache__format_entry(char **json_out, const st_cache_key_fields *fields, const st_cache_record *rec,
-				 st_error *err)
+/* The checks of a record's tuned part: cubin, speedup, schedule and verification objects. */
+static st_status check_tuned(const st_cache_record *rec, cJSON **sched, cJSON **verif, st_error *err)
 {
-	*json_out = NULL;
-	char key[65], tuned[65];
-	st_status rc = st_cache_key(fields, key, err);
-	if (rc != ST_OK)
-		return rc;
-	if (!rec || !rec->tuned_cubin || rec->tuned_cubin_size == 0 || rec->tuned_cubin_size > ST_CACHE_CUBIN_MAX)
+	*sched = *verif = NULL;
+	if (!rec->tuned_cubin || rec->tuned_cubin_size == 0 || rec->tuned_cubin_size > ST_CACHE_CUBIN_MAX)
 		return st_error_set(err, ST_EINVAL, "cache record: no tuned cubin, or one over %zu bytes",
 				    ST_CACHE_CUBIN_MAX);
 	if (!speedup_ok(rec->speedup, rec->speedup_low, rec->speedup_high))
 		return st_error_set(err, ST_EINVAL, "cache record: speedup %g [%g, %g] is not 0 < low <= estimate <= high",
 				    rec->speedup, rec->speedup_low, rec->speedup_high);
+	if (!(*sched = parse_object(rec->schedule_json, "schedule", err)))
+		return ST_EINVAL;
+	if (!(*verif = parse_object(rec->verification_json, "verification", err))) {
+		cJSON_Delete(*sched);
+		*sched = NULL;
+		return ST_EINVAL;
+	}
+	return ST_OK;
+}
+
+/* Add the tuned part (schedule, speedup, verification, tuned_cubin) to root; takes sched and verif. */
+static int add_tuned(cJSON *root, const st_cache_record *rec, cJSON *sched, cJSON *verif)
+{
+	char tuned[65];
+	st_cache_sha256_hex(rec->tuned_cubin, rec->tuned_cubin_size, tuned);
+	int ok = cJSON_AddItemToObject(root, "schedule", sched);
+	if (!ok)
+		cJSON_Delete(sched);
+	cJSON *sp = cJSON_AddObjectToObject(root, "speedup");
+	ok = ok && sp && cJSON_AddNumberToObject(sp, "estimate", rec->speedup) &&
+	     cJSON_AddNumberToObject(sp, "low", rec->speedup_low) && cJSON_AddNumberToObject(sp, "high", rec->speedup_high);
+	if (!ok || !cJSON_AddItemToObject(root, "verification", verif)) {
+		cJSON_Delete(verif);
+		return 0;
+	}
+	cJSON *tc = cJSON_AddObjectToObject(root, "tuned_cubin");
+	return tc && cJSON_AddStringToObject(tc, "sha256", tuned) &&
+	       cJSON_AddNumberToObject(tc, "size", (double)rec->tuned_cubin_size);
+}
+
+/* schema, key, fields and provenance: what every entry has. */
+static int add_common(cJSON *root, const char *key, const st_cache_key_fields *fields, const char *date,
+		      const char *method, const char *budget)
+{
+	st_cache_key_fields f;
+	st_cache__normalize(fields, &f);
+	const char *fv[] = {f.cubin_sha256,	f.kernel,	  f.gpu_name,	       f.compute_capability,
+			    f.driver_version, f.ptxas_version, f.sasstune_version, f.legality_version,
+			    f.moves};
+	int ok = cJSON_AddNumberToObject(root, "schema", ST_CACHE_SCHEMA) && cJSON_AddStringToObject(root, "key", key);
+	cJSON *jf = ok ? cJSON_AddObjectToObject(root, "fields") : NULL;
+	ok = jf != NULL;
+	for (int i = 0; ok && i < FIELDS_V2; i++)
+		ok = cJSON_AddStringToObject(jf, key_field_names[i], fv[i]) != NULL;
+	cJSON *prov = ok ? cJSON_AddObjectToObject(root, "provenance") : NULL;
+	return prov && cJSON_AddStringToObject(prov, "date", date) && cJSON_AddStringToObject(prov, "method", method) &&
+	       cJSON_AddStringToObject(prov, "budget", budget);
+}
+
+st_status st_cache__format_entry(char **json_out, const st_cache_key_fields *fields, const st_cache_record *rec,
+				 st_error *err)
+{
+	*json_out = NULL;
+	char key[65];
+	st_status rc = st_cache_key(fields, key, err);
+	if (rc != ST_OK)
+		return rc;
+	if (!rec)
+		return st_error_set(err, ST_EINVAL, "cache record: none");
 	const char *method = rec->method && *rec->method ? rec->method : "unknown";
 	const char *budget = rec->budget && *rec->budget ? rec->budget : "unknown";
 	if (!printable(method, ST_CACHE_FIELD_MAX) || !printable(budget, ST_CACHE_FIELD_MAX))
@@ -226,57 +295,24 @@ st_status st_cache__format_entry(char **json_out, const st_cache_key_fields *fie
 	} else {
 		st_cache__format_date((int64_t)time(NULL), date);
 	}
-	cJSON *sched = parse_object(rec->schedule_json, "schedule", err);
-	if (!sched)
-		return ST_EINVAL;
-	cJSON *verif = parse_object(rec->verification_json, "verification", err);
-	if (!verif) {
-		cJSON_Delete(sched);
-		return ST_EINVAL;
-	}
-	st_cache_key_fields f;
-	st_cache__normalize(fields, &f);
-	const char *fv[] = {f.cubin_sha256,   f.kernel,	f.gpu_name,	   f.compute_capability,
-			    f.driver_version, f.ptxas_version, f.sasstune_version};
-	st_cache_sha256_hex(rec->tuned_cubin, rec->tuned_cubin_size, tuned);
-
+	cJSON *sched = NULL, *verif = NULL;
+	if (!rec->negative && (rc = check_tuned(rec, &sched, &verif, err)) != ST_OK)
+		return rc;
 	cJSON *root = cJSON_CreateObject();
-	cJSON *jf = cJSON_CreateObject(), *sp = cJSON_CreateObject(), *prov = cJSON_CreateObject(),
-	      *tc = cJSON_CreateObject();
-	int ok = root && jf && sp && prov && tc;
-	ok = ok && cJSON_AddNumberToObject(root, "schema", ST_CACHE_SCHEMA) && cJSON_AddStringToObject(root, "key", key);
-	for (int i = 0; ok && i < 7; i++)
-		ok = cJSON_AddStringToObject(jf, key_field_names[i], fv[i]) != NULL;
-	ok = ok && cJSON_AddItemToObject(root, "fields", jf);
-	if (ok)
-		jf = NULL;
-	ok = ok && cJSON_AddItemToObject(root, "schedule", sched);
-	if (ok)
-		sched = NULL;
-	ok = ok && cJSON_AddNumberToObject(sp, "estimate", rec->speedup) && cJSON_AddNumberToObject(sp, "low", rec->speedup_low) &&
-	     cJSON_AddNumberToObject(sp, "high", rec->speedup_high) && cJSON_AddItemToObject(root, "speedup", sp);
-	if (ok)
-		sp = NULL;
-	ok = ok && cJSON_AddItemToObject(root, "verification", verif);
-	if (ok)
-		verif = NULL;
-	ok = ok && cJSON_AddStringToObject(prov, "date", date) && cJSON_AddStringToObject(prov, "method", method) &&
-	     cJSON_AddStringToObject(prov, "budget", budget) && cJSON_AddItemToObject(root, "provenance", prov);
-	if (ok)
-		prov = NULL;
-	ok = ok && cJSON_AddStringToObject(tc, "sha256", tuned) &&
-	     cJSON_AddNumberToObject(tc, "size", (double)rec->tuned_cubin_size) &&
-	     cJSON_AddItemToObject(root, "tuned_cubin", tc);
-	if (ok)
-		tc = NULL;
+	int ok = root && add_common(root, key, fields, date, method, budget);
+	if (rec->negative) {
+		if (ok && (rc = st_cache__format_negative(root, rec, err)) != ST_OK) {
+			cJSON_Delete(root);
+			return rc;
+		}
+	} else if (ok) {
+		ok = add_tuned(root, rec, sched, verif);
+	} else {
+		cJSON_Delete(sched);
+		cJSON_Delete(verif);
+	}
 	char *text = ok ? cJSON_Print(root) : NULL;
 	cJSON_Delete(root);
-	cJSON_Delete(jf);
-	cJSON_Delete(sched);
-	cJSON_Delete(sp);
-	cJSON_Delete(verif);
-	cJSON_Delete(prov);
-	cJSON_Delete(tc);
 	if (!text)
 		return st_error_set(err, ST_ENOMEM, "out of memory");
 	*json_out = text;

@@ -35,6 +35,16 @@ struct st_cache_entry {
 /* Key fields with NULL/"" replaced by "unknown" and a NULL sasstune_version by ours. */
 void st_cache__normalize(const st_cache_key_fields *in, st_cache_key_fields *out);
 
+/* The key of fields in key text format 1 (before legality versions) or 2 (now); st_cache_key is format 2. */
+st_status st_cache__key_format(const st_cache_key_fields *fields, int format, char key_out[65], st_error *err);
+/* ST_LEGALITY_VERSION as text. */
+const char *st_cache__legality_version(void);
+
+/* A negative entry (root has "negative"): its provenance-free part, into e->info.  ST_EFORMAT. */
+st_status st_cache__parse_negative(st_cache_entry *e, const cJSON *root, st_error *err);
+/* Add a negative record's "negative" object to root.  ST_EINVAL names a bad field. */
+st_status st_cache__format_negative(cJSON *root, const st_cache_record *rec, st_error *err);
+
 /* Is text 64 lowercase hex digits? */
 int st_cache__is_key(const char *text);
 

@@ -3,21 +3,23 @@
  * "a","bc" serialise differently).  Also dates and durations. */
 #include "cache_internal.h"
 #include "sha256.h"
+#include "sasstune/sched.h" /* ST_LEGALITY_VERSION */
 #include "sasstune/version.h"
 
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
-static const char *const field_names[] = {"cubin_sha256",   "kernel",        "gpu_name",        "compute_capability",
-					  "driver_version", "ptxas_version", "sasstune_version"};
+/* Key text format 2 (this one): the six identity fields, the legality model's version and the
+ * move families; the sasstune version is recorded in the entry but not keyed.  Format 1 (entries
+ * written before legality versions) keyed the six fields and the sasstune version. */
+static const char *const key2_names[] = {"cubin_sha256",   "kernel",	    "gpu_name",		"compute_capability",
+					 "driver_version", "ptxas_version", "legality_version", "moves"};
+static const char *const key1_names[] = {"cubin_sha256",   "kernel",	    "gpu_name", "compute_capability",
+					 "driver_version", "ptxas_version", "sasstune_version"};
 
-static const char *field_at(const st_cache_key_fields *f, int i)
-{
-	const char *v[] = {f->cubin_sha256,   f->kernel,	f->gpu_name,	   f->compute_capability,
-			   f->driver_version, f->ptxas_version, f->sasstune_version};
-	return v[i];
-}
+#define ST_STR_(x) #x
+#define ST_STR(x) ST_STR_(x)
 
 void st_cache_sha256_hex(const void *data, size_t size, char out[65])
 {
@@ -49,9 +51,20 @@ void st_cache__normalize(const st_cache_key_fields *in, st_cache_key_fields *out
 			*v[i] = "unknown";
 	if (!out->sasstune_version || !*out->sasstune_version)
 		out->sasstune_version = ST_VERSION_STRING;
+	if (!out->legality_version || !*out->legality_version)
+		out->legality_version = ST_STR(ST_LEGALITY_VERSION);
+	if (!out->moves || !*out->moves)
+		out->moves = ST_SCHED_MOVE_FAMILIES;
 }
 
+const char *st_cache__legality_version(void) { return ST_STR(ST_LEGALITY_VERSION); }
+
 st_status st_cache_key(const st_cache_key_fields *fields, char key_out[65], st_error *err)
+{
+	return st_cache__key_format(fields, 2, key_out, err);
+}
+
+st_status st_cache__key_format(const st_cache_key_fields *fields, int format, char key_out[65], st_error *err)
 {
 	key_out[0] = '\0';
 	if (!fields)
@@ -60,24 +73,30 @@ st_status st_cache_key(const st_cache_key_fields *fields, char key_out[65], st_e
 		return st_error_set(err, ST_EINVAL, "cache key: cubin_sha256 is not 64 lowercase hex digits");
 	st_cache_key_fields f;
 	st_cache__normalize(fields, &f);
+	const char *v2[] = {f.cubin_sha256,   f.kernel,	    f.gpu_name,		f.compute_capability,
+			    f.driver_version, f.ptxas_version, f.legality_version, f.moves};
+	const char *v1[] = {f.cubin_sha256,   f.kernel,	    f.gpu_name,	   f.compute_capability,
+			    f.driver_version, f.ptxas_version, f.sasstune_version};
+	const char *const *names = format == 1 ? key1_names : key2_names;
+	const char *const *vals = format == 1 ? v1 : v2;
+	int nf = format == 1 ? 7 : 8;
 
 	st_sha256 s;
 	st_sha256_init(&s);
-	static const char tag[] = "sasstune-cache-key/1\n";
-	st_sha256_update(&s, tag, sizeof tag - 1);
-	for (int i = 0; i < 7; i++) {
-		const char *v = field_at(&f, i);
+	const char *tag = format == 1 ? "sasstune-cache-key/1\n" : "sasstune-cache-key/2\n";
+	st_sha256_update(&s, tag, strlen(tag));
+	for (int i = 0; i < nf; i++) {
+		const char *v = vals[i];
 		size_t n = strnlen(v, ST_CACHE_FIELD_MAX + 1);
 		if (n > ST_CACHE_FIELD_MAX)
-			return st_error_set(err, ST_EINVAL, "cache key: %s is longer than %d bytes", field_names[i],
+			return st_error_set(err, ST_EINVAL, "cache key: %s is longer than %d bytes", names[i],
 					    ST_CACHE_FIELD_MAX);
 		for (size_t j = 0; j < n; j++)
 			if ((unsigned char)v[j] < 0x20 || v[j] == 0x7f)
 				return st_error_set(err, ST_EINVAL,
-						    "cache key: %s has a control character at byte %zu",
-						    field_names[i], j);
+						    "cache key: %s has a control character at byte %zu", names[i], j);
 		char head[64];
-		int hn = snprintf(head, sizeof head, "%s=%zu:", field_names[i], n);
+		int hn = snprintf(head, sizeof head, "%s=%zu:", names[i], n);
 		st_sha256_update(&s, head, (size_t)hn);
 		st_sha256_update(&s, v, n);
 		st_sha256_update(&s, "\n", 1);

@@ -157,6 +157,10 @@ static st_status read_entry(st_cache_entry **out, st_cache *c, const char *key, 
 		free(json);
 		if (rc != ST_OK)
 			break;
+		if (e->info.negative) { /* names no cubin */
+			*out = e;
+			break;
+		}
 		char name[72];
 		snprintf(name, sizeof name, "%s.cubin", e->info.tuned_sha256);
 		char *cpath = join(c->root, key, name);
@@ -213,7 +217,8 @@ st_status st_cache_lookup(st_cache_entry **out, st_cache *c, const st_cache_key_
 	/* The key already covers the fields; this guards against a hash collision or a bug. */
 	if (strcmp(f.cubin_sha256, i->cubin_sha256) || strcmp(f.kernel, i->kernel) || strcmp(f.gpu_name, i->gpu_name) ||
 	    strcmp(f.compute_capability, i->compute_capability) || strcmp(f.driver_version, i->driver_version) ||
-	    strcmp(f.ptxas_version, i->ptxas_version) || strcmp(f.sasstune_version, i->sasstune_version)) {
+	    strcmp(f.ptxas_version, i->ptxas_version) || strcmp(f.legality_version, i->legality_version) ||
+	    strcmp(f.moves, i->moves)) {
 		st_cache_entry_free(e);
 		return st_error_set(err, ST_EFORMAT, "entry %.12s...: its fields differ from the ones looked up", key);
 	}
@@ -344,10 +349,12 @@ st_status st_cache_store(st_cache *c, const st_cache_key_fields *fields, const s
 	st_status rc = st_cache__format_entry(&json, fields, rec, err);
 	if (rc != ST_OK)
 		return rc;
-	char key[65], sha[65], name[72];
+	char key[65], sha[65], name[72] = "";
 	st_cache_key(fields, key, NULL);
-	st_cache_sha256_hex(rec->tuned_cubin, rec->tuned_cubin_size, sha);
-	snprintf(name, sizeof name, "%s.cubin", sha);
+	if (!rec->negative) { /* a negative entry has no cubin: the sweep removes the old ones */
+		st_cache_sha256_hex(rec->tuned_cubin, rec->tuned_cubin_size, sha);
+		snprintf(name, sizeof name, "%s.cubin", sha);
+	}
 	char *folder = join(c->root, key, NULL);
 	char *cpath = join(c->root, key, name);
 	char *epath = join(c->root, key, "entry.json");
@@ -364,12 +371,14 @@ st_status st_cache_store(st_cache *c, const st_cache_key_fields *fields, const s
 	if (read_limited(epath, ST_CACHE_ENTRY_MAX, &old, &old_size, NULL) == ST_OK) {
 		st_cache_entry *e;
 		if (st_cache__parse_entry(&e, (const char *)old, old_size, key, NULL) == ST_OK) {
-			snprintf(prev, sizeof prev, "%s.cubin", e->info.tuned_sha256);
+			if (!e->info.negative)
+				snprintf(prev, sizeof prev, "%s.cubin", e->info.tuned_sha256);
 			st_cache_entry_free(e);
 		}
 		free(old);
 	}
-	if ((rc = st_write_file_atomic(cpath, rec->tuned_cubin, rec->tuned_cubin_size, err)) != ST_OK ||
+	if ((!rec->negative &&
+	     (rc = st_write_file_atomic(cpath, rec->tuned_cubin, rec->tuned_cubin_size, err)) != ST_OK) ||
 	    (rc = st_write_file_atomic(epath, json, strlen(json), err)) != ST_OK)
 		goto done;
 	sweep(folder, name, prev);

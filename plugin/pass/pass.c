@@ -94,13 +94,27 @@ static void finish(st_plugin_result *r, const st_pass_settings *set, const char 
 		pass_log(set, ST_LOG_INFO, "%s: %s: %s", kernel, names[r->status], r->message);
 }
 
-/* A cache hit: the tuned cubin and a line saying where it came from. */
-static void finish_hit(st_plugin_result *r, const struct run_ctx *c, const st_cache_entry *e)
+/* An entry under the key: served (its tuned cubin, or the stock one for a negative entry), 1;
+ * or not (a retune is due, or the checker refused another version's cubin), 0 with why. */
+static int serve(st_plugin_result *r, const struct run_ctx *c, st_cache_entry *e, char *why, size_t n)
 {
 	const st_cache_info *i = st_cache_entry_info(e);
+	char note[480];
+	st_pass_serve sv = st_pass__serve(c->set, c->cache, e, c->cubin, c->size, note, sizeof note);
+	if (sv == ST_SERVE_NEGATIVE) {
+		finish(r, c->set, c->kernel, c->cubin, c->size, ST_PLUGIN_UNCHANGED, "%s", note);
+		return 1;
+	}
+	if (sv == ST_SERVE_MISS) {
+		if (!i->negative)
+			pass_log(c->set, ST_LOG_WARN, "%s: %s", c->kernel, note);
+		snprintf(why, n, "cache miss %.12s (%.300s)", c->key, note);
+		return 0;
+	}
 	finish(r, c->set, c->kernel, i->tuned_cubin, i->tuned_cubin_size, ST_PLUGIN_CACHED,
-	       "cache hit %.12s: speedup %.3fx [%.3f, %.3f] (%s, %s)", c->key, i->speedup, i->speedup_low,
-	       i->speedup_high, i->method, i->date);
+	       "cache hit %.12s: speedup %.3fx [%.3f, %.3f] (%s, %s%s%s)", c->key, i->speedup, i->speedup_low,
+	       i->speedup_high, i->method, i->date, note[0] ? "; " : "", note);
+	return 1;
 }
 
 /* ==== THE PLUG-IN POINT: tuning and policies ============================================
@@ -143,6 +157,23 @@ static int apply_policy(st_plugin_result *r, const struct run_ctx *c, const char
 	return changed;
 }
 
+/* Tuning ran and nothing beat stock: that is a result too (a negative entry, same key). */
+static void store_negative(const struct run_ctx *c, const st_tune_result *tr, int64_t budget, char *out, size_t n)
+{
+	char budget_s[32];
+	snprintf(budget_s, sizeof budget_s, "%llds", (long long)budget);
+	st_cache_record rec = {.method = "ppo",
+			       .budget = budget_s,
+			       .negative = 1,
+			       .best_ratio = tr->best.ratio >= 0 && tr->best.ratio < 1e6 ? tr->best.ratio : 0,
+			       .why = tr->message};
+	st_error se = {0};
+	if (st_cache_store(c->cache, &c->fields, &rec, &se) == ST_OK)
+		snprintf(out, n, ST_PLUGIN_NEGATIVE " (stored as negative, best ratio %.4f)", rec.best_ratio);
+	else
+		snprintf(out, n, "nothing better found, not stored: %.150s", se.msg);
+}
+
 static void produce(st_plugin_result *r, const struct run_ctx *c, const char *why_missed)
 {
 	char why[480];
@@ -167,12 +198,7 @@ static void produce(st_plugin_result *r, const struct run_ctx *c, const char *wh
 	} else if (st_launch_parse(launch_json, strlen(launch_json), NULL, &spec, &err) != ST_OK) {
 		snprintf(why, sizeof why, "%s; launch_json: %.300s", why_missed, err.msg);
 	} else {
-		int64_t budget = 300;
-		if (c->set->budget && st_cache_parse_duration(c->set->budget, &budget, &err) != ST_OK) {
-			st_launch_free(spec);
-			finish(r, c->set, c->kernel, c->cubin, c->size, ST_PLUGIN_ERROR, "%s; budget: %s", why_missed, err.msg);
-			return;
-		}
+		int64_t budget = c->set->budget_seconds; /* checked when the settings were read */
 		st_tune_opts o;
 		st_tune_opts_init(&o);
 		o.reward = ST_REWARD_GPU;
@@ -191,8 +217,10 @@ static void produce(st_plugin_result *r, const struct run_ctx *c, const char *wh
 			       why_missed, err.msg);
 			return;
 		} else if (!tr.confirmed) {
-			finish(r, c->set, c->kernel, c->cubin, c->size, ST_PLUGIN_UNCHANGED, "%s; tuned %llu steps: %s",
-			       why_missed, (unsigned long long)tr.steps, tr.message);
+			char stored[200];
+			store_negative(c, &tr, budget, stored, sizeof stored);
+			finish(r, c->set, c->kernel, c->cubin, c->size, ST_PLUGIN_UNCHANGED, "%s; tuned %llu steps: %s; %s",
+			       why_missed, (unsigned long long)tr.steps, tr.message, stored);
 			st_tune_result_free(&tr);
 			return;
 		} else {
@@ -242,13 +270,36 @@ static void tune_locked(st_plugin_result *r, struct run_ctx *c, const char *why_
 	}
 	/* The process that held the lock before us may just have stored the result. */
 	st_cache_entry *e;
+	char why[480];
+	snprintf(why, sizeof why, "%s", why_missed);
 	if (st_cache_lookup(&e, c->cache, &c->fields, NULL) == ST_OK) {
-		finish_hit(r, c, e);
+		int done = serve(r, c, e, why, sizeof why);
 		st_cache_entry_free(e);
-	} else {
-		produce(r, c, why_missed);
+		if (done) {
+			st_cache_unlock(lock);
+			return;
+		}
 	}
+	produce(r, c, why);
 	st_cache_unlock(lock);
+}
+
+/* No entry (ENOTFOUND), an invalid one (EFORMAT: problem), or one not served (OK: why says why). */
+static void miss(st_plugin_result *r, struct run_ctx *c, st_status rc, const char *problem, char *why, size_t n)
+{
+	if (rc == ST_ENOTFOUND) {
+		snprintf(why, n, "cache miss %.12s", c->key);
+	} else if (rc != ST_OK) {
+		pass_log(c->set, ST_LOG_WARN, "%s: cache entry ignored: %s", c->kernel, problem);
+		snprintf(why, n, "cache miss %.12s (entry ignored: %.300s)", c->key, problem);
+	}
+	if (c->set->mode == ST_PASS_CACHE_ONLY)
+		finish(r, c->set, c->kernel, c->cubin, c->size, ST_PLUGIN_UNCHANGED, "%s; mode cache-only, stock cubin kept",
+		       why);
+	else if (c->set->mode == ST_PASS_TUNE)
+		tune_locked(r, c, why);
+	else
+		produce(r, c, why);
 }
 
 static int pass_run(const uint8_t *cubin, size_t size, const st_plugin_kernel *k, st_plugin_result *r)
@@ -296,27 +347,16 @@ static int pass_run(const uint8_t *cubin, size_t size, const st_plugin_kernel *k
 
 	st_cache_entry *e;
 	st_status rc = st_cache_lookup(&e, c.cache, &c.fields, &err);
-	char why[400];
+	char why[480];
+	int served = 0;
 	if (rc == ST_OK) {
-		finish_hit(r, &c, e);
+		served = serve(r, &c, e, why, sizeof why);
 		st_cache_entry_free(e);
-	} else if (rc == ST_ENOMEM) {
-		finish(r, &set, kname, cubin, size, ST_PLUGIN_ERROR, "%s", err.msg);
-	} else {
-		if (rc == ST_ENOTFOUND) {
-			snprintf(why, sizeof why, "cache miss %.12s", c.key);
-		} else {
-			pass_log(&set, ST_LOG_WARN, "%s: cache entry ignored: %s", kname, err.msg);
-			snprintf(why, sizeof why, "cache miss %.12s (entry ignored: %.300s)", c.key, err.msg);
-		}
-		if (set.mode == ST_PASS_CACHE_ONLY)
-			finish(r, &set, kname, cubin, size, ST_PLUGIN_UNCHANGED, "%s; mode cache-only, stock cubin kept",
-			       why);
-		else if (set.mode == ST_PASS_TUNE)
-			tune_locked(r, &c, why);
-		else
-			produce(r, &c, why);
 	}
+	if (rc == ST_ENOMEM)
+		finish(r, &set, kname, cubin, size, ST_PLUGIN_ERROR, "%s", err.msg);
+	else if (!served)
+		miss(r, &c, rc, err.msg, why, sizeof why);
 	st_cache_free(c.cache);
 	st_pass__settings_free(&set);
 	return 0;

@@ -74,8 +74,8 @@ static st_status set_string(char **slot, const char *v, st_error *err)
 
 static int known(const char *name)
 {
-	static const char *const names[] = {"mode",	"log",	    "cache_dir",	  "budget",
-					    "policy", "gpu_name", "compute_capability", "driver_version"};
+	static const char *const names[] = {"mode",	"log",	    "cache_dir",	  "budget",	    "policy",
+					    "gpu_name", "compute_capability", "driver_version", "retune"};
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
 		if (!strcmp(name, names[i]))
 			return 1;
@@ -89,6 +89,10 @@ static st_status apply(st_pass_settings *s, const char *name, const char *v, con
 		return set_mode(s, v, from, err);
 	if (!strcmp(name, "log"))
 		return set_log(s, v, from, err);
+	if (!strcmp(name, "retune"))
+		return st_pass__set_flag(&s->retune, v, from, err);
+	if (!strcmp(name, "budget") && st_pass__check_budget(&s->budget_seconds, v, from, err) != ST_OK)
+		return ST_EINVAL;
 	char **slot = !strcmp(name, "cache_dir")	  ? &s->cache_dir
 		      : !strcmp(name, "budget")		  ? &s->budget
 		      : !strcmp(name, "policy")		  ? &s->policy
@@ -108,9 +112,11 @@ st_status st_pass__settings_load(st_pass_settings *s, const char *options_json, 
 	} envs[] = {{"SASSTUNE_MODE", "mode"},
 		    {"SASSTUNE_BUDGET", "budget"},
 		    {"SASSTUNE_POLICY", "policy"},
-		    {"SASSTUNE_LOG", "log"}};
+		    {"SASSTUNE_LOG", "log"},
+		    {"SASSTUNE_RETUNE", "retune"}};
 	memset(s, 0, sizeof *s);
 	s->mode = ST_PASS_TUNE;
+	s->budget_seconds = ST_PASS_BUDGET_DEFAULT;
 	s->log_level = ST_LOG_WARN;
 	st_status rc = ST_OK;
 	for (size_t i = 0; rc == ST_OK && i < sizeof envs / sizeof envs[0]; i++) {

@@ -2,7 +2,8 @@
  * (truncated, edited, or from another version).  Besides not crashing, an
  * entry that parses must (1) parse again under its own key, (2) be refused
  * under any other key, and (3) survive a format -> parse round trip with the
- * same key and fields. */
+ * same key and fields (entries of key format 2; format 1 ones, made before legality versions,
+ * are stale and are never written again).  Negative entries round-trip as negative ones. */
 #include "cache/cache_internal.h"
 
 #include <stdint.h>
@@ -32,20 +33,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	other[63] = other[63] == '0' ? '1' : '0';
 	CHECK(st_cache__parse_entry(&again, (const char *)data, size, other, &err) == ST_EFORMAT);
 
+	if (!strcmp(i->legality_version, "none")) { /* key format 1 */
+		st_cache_entry_free(e);
+		return 0;
+	}
 	/* round trip: the tuned cubin is not part of entry.json, so any bytes do */
 	static const uint8_t cubin[1] = {0};
-	st_cache_key_fields f = {i->cubin_sha256,   i->kernel,	     i->gpu_name,	   i->compute_capability,
-				 i->driver_version, i->ptxas_version, i->sasstune_version};
-	const char *sched = st_cache_entry_schedule(e), *verif = st_cache_entry_verification(e);
+	st_cache_key_fields f = {i->cubin_sha256,   i->kernel,	      i->gpu_name,	   i->compute_capability,
+				 i->driver_version, i->ptxas_version, i->sasstune_version, i->legality_version,
+				 i->moves};
+	const char *sched = i->negative ? "{}" : st_cache_entry_schedule(e);
+	const char *verif = i->negative ? "{}" : st_cache_entry_verification(e);
 	CHECK(sched && verif);
-	st_cache_record r = {sched, verif, i->speedup, i->speedup_low, i->speedup_high,
-			     i->method,	       i->budget,	     i->date,	     cubin,	      sizeof cubin};
+	st_cache_record r = {sched,	  verif,      i->speedup, i->speedup_low, i->speedup_high,
+			     i->method,	  i->budget,  i->date,	  cubin,	  sizeof cubin,
+			     i->negative, i->best_ratio, i->why};
 	char *json;
 	CHECK(st_cache__format_entry(&json, &f, &r, &err) == ST_OK);
 	CHECK(st_cache__parse_entry(&again, json, strlen(json), i->key, &err) == ST_OK);
 	const st_cache_info *j = st_cache_entry_info(again);
-	CHECK(!strcmp(j->kernel, i->kernel) && !strcmp(st_cache_entry_schedule(again), sched) &&
-	      !strcmp(j->date, i->date) && j->speedup == i->speedup);
+	CHECK(!strcmp(j->kernel, i->kernel) && !strcmp(j->date, i->date) && j->speedup == i->speedup &&
+	      j->negative == i->negative && j->best_ratio == i->best_ratio);
+	CHECK(i->negative ? !strcmp(j->why, i->why) : !strcmp(st_cache_entry_schedule(again), sched));
 	st_cache_entry_free(again);
 	free(json);
 	st_cache_entry_free(e);

@@ -3,6 +3,7 @@
  * corruption is refused with a message naming it. */
 #include "testutil.h"
 #include "cache/cache_internal.h"
+#include "sasstune/sched.h"
 #include "sasstune/version.h"
 
 #include <stdio.h>
@@ -14,7 +15,8 @@
 
 static st_cache_key_fields base_fields(void)
 {
-	return (st_cache_key_fields){SHA_A, "matmul_kernel", "NVIDIA H200", "9.0", "580.65.06", "12.8.93", "0.1.0"};
+	return (st_cache_key_fields){SHA_A, "matmul_kernel", "NVIDIA H200", "9.0", "580.65.06", "12.8.93", "0.1.0",
+				     NULL, NULL};
 }
 
 static void test_cache_key__each_field_changes_the_key(void **state)
@@ -29,11 +31,11 @@ static void test_cache_key__each_field_changes_the_key(void **state)
 	assert_int_equal(st_cache_key(&f, k, &err), ST_OK);
 	assert_string_equal(k, base);
 
-	const char **slots[] = {&f.cubin_sha256,   &f.kernel,	     &f.gpu_name,	 &f.compute_capability,
-				&f.driver_version, &f.ptxas_version, &f.sasstune_version};
-	const char *other[] = {SHA_B, "matmul_kernel2", "NVIDIA H100", "9.1", "580.65.07", "12.8.94", "0.1.1"};
-	char seen[7][65];
-	for (int i = 0; i < 7; i++) {
+	const char **slots[] = {&f.cubin_sha256,   &f.kernel,	     &f.gpu_name,	    &f.compute_capability,
+				&f.driver_version, &f.ptxas_version, &f.legality_version, &f.moves};
+	const char *other[] = {SHA_B, "matmul_kernel2", "NVIDIA H100", "9.1", "580.65.07", "12.8.94", "999", "swap"};
+	char seen[8][65];
+	for (int i = 0; i < 8; i++) {
 		st_cache_key_fields g = base_fields();
 		const char **s = (const char **)((char *)&g + ((char *)slots[i] - (char *)&f));
 		*s = other[i];
@@ -42,6 +44,33 @@ static void test_cache_key__each_field_changes_the_key(void **state)
 		for (int j = 0; j < i; j++)
 			assert_string_not_equal(seen[i], seen[j]);
 	}
+}
+
+/* The sasstune version is recorded, not keyed: a new sasstune finds the old entries (and
+ * re-checks their cubins); the legality version is what keys the rules they were made under. */
+static void test_cache_key__legality_version_keyed_not_sasstune_version(void **state)
+{
+	(void)state;
+	st_cache_key_fields f = base_fields(), g = base_fields(), h = base_fields();
+	char kf[65], kg[65], kh[65];
+	g.sasstune_version = "9.9.9";
+	assert_int_equal(st_cache_key(&f, kf, NULL), ST_OK);
+	assert_int_equal(st_cache_key(&g, kg, NULL), ST_OK);
+	assert_string_equal(kf, kg);
+	/* NULL means this library's legality version and move families */
+	char ours[16];
+	snprintf(ours, sizeof ours, "%d", ST_LEGALITY_VERSION);
+	h.legality_version = ours;
+	h.moves = ST_SCHED_MOVE_FAMILIES;
+	assert_int_equal(st_cache_key(&h, kh, NULL), ST_OK);
+	assert_string_equal(kf, kh);
+	snprintf(ours, sizeof ours, "%d", ST_LEGALITY_VERSION + 1);
+	assert_int_equal(st_cache_key(&h, kh, NULL), ST_OK);
+	assert_string_not_equal(kf, kh);
+	/* format 1 (before legality versions) keyed the sasstune version */
+	assert_int_equal(st_cache__key_format(&f, 1, kf, NULL), ST_OK);
+	assert_int_equal(st_cache__key_format(&g, 1, kg, NULL), ST_OK);
+	assert_string_not_equal(kf, kg);
 }
 
 static void test_cache_key__fields_do_not_run_together(void **state)
@@ -62,9 +91,9 @@ static void test_cache_key__fields_do_not_run_together(void **state)
 static void test_cache_key__unknown_and_default_version(void **state)
 {
 	(void)state;
-	st_cache_key_fields a = {SHA_A, NULL, NULL, "", NULL, NULL, NULL};
-	st_cache_key_fields b = {SHA_A, "unknown", "unknown", "unknown", "unknown", "unknown", ST_VERSION_STRING};
-	st_cache_key_fields c = {SHA_A, "unknown", "unknown", "unknown", "unknown", "unknown", "9.9.9"};
+	st_cache_key_fields a = {SHA_A, NULL, NULL, "", NULL, NULL, NULL, NULL, NULL};
+	st_cache_key_fields b = {SHA_A, "unknown", "unknown", "unknown", "unknown", "unknown", ST_VERSION_STRING, NULL, ""};
+	st_cache_key_fields c = {SHA_A, "unknown", "unknown", "unknown", "unknown", "unknown", NULL, NULL, "swap"};
 	char ka[65], kb[65], kc[65];
 	assert_int_equal(st_cache_key(&a, ka, NULL), ST_OK);
 	assert_int_equal(st_cache_key(&b, kb, NULL), ST_OK);
@@ -282,6 +311,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cache_key__each_field_changes_the_key),
+		cmocka_unit_test(test_cache_key__legality_version_keyed_not_sasstune_version),
 		cmocka_unit_test(test_cache_key__fields_do_not_run_together),
 		cmocka_unit_test(test_cache_key__unknown_and_default_version),
 		cmocka_unit_test(test_cache_key__bad_fields_refused),

@@ -40,7 +40,7 @@ static void rm_rf(char *d)
 
 static st_cache_key_fields fields(const char *driver)
 {
-	return (st_cache_key_fields){SHA_A, "add_kernel", "NVIDIA H200", "9.0", driver, "12.8.93", NULL};
+	return (st_cache_key_fields){SHA_A, "add_kernel", "NVIDIA H200", "9.0", driver, "12.8.93", NULL, NULL, NULL};
 }
 
 static st_cache_record record(const uint8_t *cubin, size_t n, const char *method)

@@ -34,7 +34,7 @@ static int rm_one(const char *p, const struct stat *sb, int flag, struct FTW *ft
 }
 
 static const char *const env_vars[] = {"SASSTUNE_CACHE_DIR", "SASSTUNE_MODE", "SASSTUNE_BUDGET", "SASSTUNE_POLICY",
-				       "SASSTUNE_LOG"};
+				       "SASSTUNE_LOG",	     "SASSTUNE_RETUNE"};
 
 static int setup(void **state)
 {
@@ -122,7 +122,7 @@ static void insert(struct fixture *f, const char *driver, const uint8_t *tuned, 
 	st_cache *c;
 	st_error err;
 	assert_int_equal(st_cache_open(&c, f->dir, &err), ST_OK);
-	st_cache_key_fields k = {f->sha, "add_kernel", "NVIDIA H200", "9.0", driver, "12.8.93", NULL};
+	st_cache_key_fields k = {f->sha, "add_kernel", "NVIDIA H200", "9.0", driver, "12.8.93", NULL, NULL, NULL};
 	st_cache_record r = {.schedule_json = "{\"add_kernel\":{\"swaps\":[[10,11]]}}",
 			     .verification_json = "{\"runs\":5}",
 			     .speedup = 1.04, .speedup_low = 1.02, .speedup_high = 1.06,
@@ -130,6 +130,94 @@ static void insert(struct fixture *f, const char *driver, const uint8_t *tuned, 
 			     .tuned_cubin = tuned, .tuned_cubin_size = n};
 	assert_int_equal(st_cache_store(c, &k, &r, &err), ST_OK);
 	st_cache_free(c);
+}
+
+/* A negative entry ("tuned with budget, nothing beat stock") or one made by another sasstune. */
+static void insert_other(struct fixture *f, const char *kernel, const char *version, int negative, const char *budget,
+			 const uint8_t *tuned, size_t n)
+{
+	st_cache *c;
+	st_error err;
+	assert_int_equal(st_cache_open(&c, f->dir, &err), ST_OK);
+	st_cache_key_fields k = {f->sha, kernel, "NVIDIA H200", "9.0", "580.65.06", "12.8.93", version, NULL, NULL};
+	st_cache_record r = {.schedule_json = "{}", .verification_json = "{}",
+			     .speedup = 1.04, .speedup_low = 1.02, .speedup_high = 1.06,
+			     .method = "ppo", .budget = budget, .date = "2026-12-01T10:00:00Z",
+			     .tuned_cubin = tuned, .tuned_cubin_size = n,
+			     .negative = negative, .best_ratio = 0.998, .why = "no schedule passed confirmation"};
+	assert_int_equal(st_cache_store(c, &k, &r, &err), ST_OK);
+	st_cache_free(c);
+}
+
+static void test_plugin_entry__negative_entries(void **state)
+{
+	struct fixture *f = *state;
+	insert_other(f, "neg_kernel", NULL, 1, "300s", NULL, 0);
+	/* served in every mode: the stock cubin, unchanged, the kernel is done */
+	assert_int_equal(run(f, "neg_kernel", f->options, f->cubin, f->size,
+			     "cached: nothing beat stock (tuned 2026-12-01T10:00:00Z, budget 300s"),
+			 ST_PLUGIN_UNCHANGED);
+	char opt[1400];
+	snprintf(opt, sizeof opt, "{\"cache_dir\": \"%s\", \"gpu_name\": \"NVIDIA H200\", \"compute_capability\": "
+		 "\"9.0\", \"driver_version\": \"580.65.06\", \"mode\": \"cache-only\"}", f->dir);
+	assert_int_equal(run(f, "neg_kernel", opt, f->cubin, f->size, "cached: nothing beat stock"), ST_PLUGIN_UNCHANGED);
+	/* the same or a smaller budget: still served; a larger one: a miss, tuned again */
+	setenv("SASSTUNE_BUDGET", "5m", 1);
+	assert_int_equal(run(f, "neg_kernel", f->options, NULL, 0, "cached: nothing beat stock"), ST_PLUGIN_UNCHANGED);
+	setenv("SASSTUNE_BUDGET", "10s", 1);
+	assert_int_equal(run(f, "neg_kernel", f->options, NULL, 0, "cached: nothing beat stock"), ST_PLUGIN_UNCHANGED);
+	setenv("SASSTUNE_BUDGET", "301", 1);
+	assert_int_equal(run(f, "neg_kernel", opt, f->cubin, f->size, "retuning with 301s"), ST_PLUGIN_UNCHANGED);
+	assert_int_equal(run(f, "neg_kernel", f->options, f->cubin, f->size, "tuning needs"), ST_PLUGIN_UNCHANGED);
+	unsetenv("SASSTUNE_BUDGET");
+	/* SASSTUNE_RETUNE=1: ignored; a bad value is an error naming the setting */
+	setenv("SASSTUNE_RETUNE", "1", 1);
+	assert_int_equal(run(f, "neg_kernel", opt, f->cubin, f->size, "negative entry ignored (SASSTUNE_RETUNE)"),
+			 ST_PLUGIN_UNCHANGED);
+	setenv("SASSTUNE_RETUNE", "maybe", 1);
+	assert_int_equal(run(f, "neg_kernel", opt, f->cubin, f->size, "SASSTUNE_RETUNE"), ST_PLUGIN_ERROR);
+	setenv("SASSTUNE_RETUNE", "off", 1);
+	assert_int_equal(run(f, "neg_kernel", opt, f->cubin, f->size, "cached: nothing beat stock"), ST_PLUGIN_UNCHANGED);
+	unsetenv("SASSTUNE_RETUNE");
+}
+
+static void test_plugin_entry__bad_budget_is_an_error(void **state)
+{
+	struct fixture *f = *state;
+	setenv("SASSTUNE_BUDGET", "bogus", 1);
+	assert_int_equal(run(f, "k", f->options, f->cubin, f->size, "SASSTUNE_BUDGET: duration 'bogus'"),
+			 ST_PLUGIN_ERROR);
+	unsetenv("SASSTUNE_BUDGET");
+	char opt[1200];
+	snprintf(opt, sizeof opt, "{\"cache_dir\": \"%s\", \"budget\": \"0s\"}", f->dir);
+	assert_int_equal(run(f, "k", opt, f->cubin, f->size, "options_json \"budget\": budget '0s' is not at least 1 s"),
+			 ST_PLUGIN_ERROR);
+}
+
+/* An entry made by another sasstune version is served only after the checker passes its cubin
+ * again (and is then recorded as ours); one it refuses is a miss with a warning. */
+static void test_plugin_entry__other_version_rechecked(void **state)
+{
+	struct fixture *f = *state;
+	char nv[4096];
+	snprintf(nv, sizeof nv, "%s/nvdisasm", getenv("ST_TRITON_BIN") ? getenv("ST_TRITON_BIN") : "");
+	if (access(nv, X_OK) != 0)
+		skip();
+	setenv("SASSTUNE_NVDISASM", nv, 1);
+	insert_other(f, "add_kernel", "0.0.9", 0, "1m", f->cubin, f->size);
+	assert_int_equal(run(f, "add_kernel", f->options, f->cubin, f->size, "made by sasstune 0.0.9, re-checked and "
+									   "re-recorded"),
+			 ST_PLUGIN_CACHED);
+	st_plugin_status s = run(f, "add_kernel", f->options, f->cubin, f->size, "cache hit");
+	assert_int_equal(s, ST_PLUGIN_CACHED);
+	/* a cubin of another kernel under this key: refused, a miss */
+	size_t n;
+	uint8_t *other = st_test_read("triton-sm90/softmax_f32_1024x1024/sm_90.cubin", &n);
+	insert_other(f, "add_kernel", "0.0.9", 0, "1m", other, n);
+	assert_int_equal(run(f, "add_kernel", f->options, f->cubin, f->size, "the checker refused it"),
+			 ST_PLUGIN_UNCHANGED);
+	free(other);
+	unsetenv("SASSTUNE_NVDISASM");
 }
 
 static void test_plugin_entry__info_from_the_shared_library(void **state)
@@ -238,7 +326,7 @@ static void test_plugin_entry__corrupt_entry_and_log_file(void **state)
 	struct fixture *f = *state;
 	insert(f, "580.65.06", f->cubin, f->size);
 	char key[65];
-	st_cache_key_fields k = {f->sha, "add_kernel", "NVIDIA H200", "9.0", "580.65.06", "12.8.93", NULL};
+	st_cache_key_fields k = {f->sha, "add_kernel", "NVIDIA H200", "9.0", "580.65.06", "12.8.93", NULL, NULL, NULL};
 	assert_int_equal(st_cache_key(&k, key, NULL), ST_OK);
 	char path[2048], log[2048];
 	snprintf(path, sizeof path, "%s/v1/%s/entry.json", f->dir, key);
@@ -270,7 +358,7 @@ static void test_plugin_entry__tuning_lock_held_elsewhere(void **state)
 {
 	struct fixture *f = *state;
 	char key[65];
-	st_cache_key_fields k = {f->sha, "locked_kernel", "NVIDIA H200", "9.0", "580.65.06", "12.8.93", NULL};
+	st_cache_key_fields k = {f->sha, "locked_kernel", "NVIDIA H200", "9.0", "580.65.06", "12.8.93", NULL, NULL, NULL};
 	assert_int_equal(st_cache_key(&k, key, NULL), ST_OK);
 	st_cache *c;
 	st_cache_lock *lock;
@@ -346,6 +434,9 @@ int main(void)
 		cmocka_unit_test(test_plugin_entry__corrupt_entry_and_log_file),
 		cmocka_unit_test(test_plugin_entry__tuning_lock_held_elsewhere),
 		cmocka_unit_test(test_plugin_entry__threads),
+		cmocka_unit_test(test_plugin_entry__negative_entries),
+		cmocka_unit_test(test_plugin_entry__bad_budget_is_an_error),
+		cmocka_unit_test(test_plugin_entry__other_version_rechecked),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

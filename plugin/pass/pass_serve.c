@@ -1,0 +1,113 @@
+/* Whether an entry found under the key is served: a tuned result (re-checked by the independent
+ * checker when another sasstune version made it), a negative one ("nothing beat stock", unless a
+ * retune is asked for or the current budget is larger than the one it was tuned with), or
+ * neither (a miss, with why).  docs/cache.md, "Negative results" and "Other sasstune versions". */
+#include "pass_internal.h"
+#include "sasstune/cubin.h"
+#include "sasstune/sched.h"
+#include "sasstune/version.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+/* Every kernel of the tuned cubin against the original, by st_check_kernel.  ST_OK: no violation. */
+static st_status recheck(const uint8_t *orig, size_t size, const st_cache_info *i, st_error *err)
+{
+	st_cubin *a = NULL, *b = NULL;
+	st_status rc = st_cubin_open_mem(orig, size, "original", &a, err);
+	if (!rc)
+		rc = st_cubin_open_mem(i->tuned_cubin, i->tuned_cubin_size, "cached", &b, err);
+	size_t n = rc ? 0 : st_cubin_kernel_count(b);
+	for (size_t k = 0; !rc && k < n; k++) {
+		size_t bad = 0;
+		const char *name = st_cubin_kernel(b, k)->name;
+		rc = st_check_kernel(a, b, name, NULL, NULL, NULL, &bad, err);
+		if (rc == ST_EILLEGAL)
+			st_error_wrap(err, "%s: %zu violation%s", name, bad, bad == 1 ? "" : "s");
+	}
+	st_cubin_free(a);
+	st_cubin_free(b);
+	return rc;
+}
+
+/* A negative entry is retuned when asked (retune) or when it was tuned with a smaller budget
+ * than the current one; a budget it recorded that does not parse counts as not smaller. */
+static int retune_due(const st_pass_settings *s, const st_cache_info *i, char *why, size_t n)
+{
+	int64_t then = 0;
+	if (s->retune) {
+		snprintf(why, n, "negative entry ignored (SASSTUNE_RETUNE)");
+		return 1;
+	}
+	if (st_cache_parse_duration(i->budget, &then, NULL) == ST_OK && then < s->budget_seconds) {
+		snprintf(why, n, "negative entry tuned with budget %.40s, retuning with %llds", i->budget,
+			 (long long)s->budget_seconds);
+		return 1;
+	}
+	return 0;
+}
+
+st_pass_serve st_pass__serve(const st_pass_settings *s, st_cache *cache, st_cache_entry *e, const uint8_t *cubin,
+			     size_t size, char *msg, size_t n)
+{
+	const st_cache_info *i = st_cache_entry_info(e);
+	msg[0] = '\0';
+	if (i->negative) {
+		if (retune_due(s, i, msg, n))
+			return ST_SERVE_MISS;
+		snprintf(msg, n, "cached: " ST_PLUGIN_NEGATIVE " (tuned %s, budget %.40s, best ratio %.4f; entry %.12s)",
+			 i->date, i->budget, i->best_ratio, i->key);
+		return ST_SERVE_NEGATIVE;
+	}
+	if (!strcmp(i->sasstune_version, ST_VERSION_STRING))
+		return ST_SERVE_TUNED;
+	st_error err = {0};
+	if (recheck(cubin, size, i, &err) != ST_OK) {
+		snprintf(msg, n, "entry made by sasstune %.40s not served: the checker refused it (%.300s)",
+			 i->sasstune_version, err.msg);
+		return ST_SERVE_MISS;
+	}
+	/* Passed: record it as ours, so that later hits need no re-check. */
+	st_cache_key_fields f = {i->cubin_sha256,   i->kernel,	      i->gpu_name, i->compute_capability,
+				 i->driver_version, i->ptxas_version, NULL,	   i->legality_version,
+				 i->moves};
+	st_cache_record rec = {.schedule_json = st_cache_entry_schedule(e),
+			       .verification_json = st_cache_entry_verification(e),
+			       .speedup = i->speedup,
+			       .speedup_low = i->speedup_low,
+			       .speedup_high = i->speedup_high,
+			       .method = i->method,
+			       .budget = i->budget,
+			       .date = i->date,
+			       .tuned_cubin = i->tuned_cubin,
+			       .tuned_cubin_size = i->tuned_cubin_size};
+	st_error se = {0};
+	snprintf(msg, n, "made by sasstune %.40s, re-checked%s", i->sasstune_version,
+		 st_cache_store(cache, &f, &rec, &se) == ST_OK ? " and re-recorded" : "");
+	return ST_SERVE_TUNED;
+}
+
+st_status st_pass__check_budget(int64_t *seconds, const char *v, const char *from, st_error *err)
+{
+	st_error pe = {0};
+	int64_t t = 0;
+	if (st_cache_parse_duration(v, &t, &pe) != ST_OK)
+		return st_error_set(err, ST_EINVAL, "%s: %s", from, pe.msg);
+	if (t < 1)
+		return st_error_set(err, ST_EINVAL, "%s: budget '%.40s' is not at least 1 s", from, v);
+	*seconds = t;
+	return ST_OK;
+}
+
+st_status st_pass__set_flag(int *flag, const char *v, const char *from, st_error *err)
+{
+	static const char *const yes[] = {"1", "true", "yes", "on"}, *const no[] = {"0", "false", "no", "off"};
+	for (int i = 0; i < 4; i++) {
+		if (!strcasecmp(v, yes[i]) || !strcasecmp(v, no[i])) {
+			*flag = !strcasecmp(v, yes[i]);
+			return ST_OK;
+		}
+	}
+	return st_error_set(err, ST_EINVAL, "%s: '%.40s' is not 1 or 0 (true/false, yes/no, on/off)", from, v);
+}
