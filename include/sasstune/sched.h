@@ -11,8 +11,9 @@
 #include <stdint.h>
 
 /* The legality model's version, part of the schedule cache key: bumped by every change to a
- * legality or checker rule (model.c, state.c, check.c, check_move.c, sched_internal.h); the unit
- * test test_legality_version fails when those files change and its recorded hash does not. */
+ * legality or checker rule (plugin/sched: model.c, state.c, check.c, check_move.c,
+ * sched_internal.h; plugin/sass: latency.c, latency_tables.c).  test_legality_version fails
+ * when those files change and its recorded hash does not. */
 #define ST_LEGALITY_VERSION 1
 #define ST_SCHED_MOVE_FAMILIES "swap,ctrl" /* the move families tuning uses: swaps, control edits */
 
