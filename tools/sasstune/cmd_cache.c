@@ -1,6 +1,7 @@
 /* sasstune cache list|show KEY|clear [--older-than D]: the schedule cache (docs/cache.md). */
 #include "cli.h"
 #include "sasstune/cache.h"
+#include "sasstune/sched.h" /* ST_LEGALITY_VERSION */
 
 #include <cJSON.h>
 #include <stdio.h>
@@ -15,12 +16,15 @@ static void usage(FILE *out)
 		"       sasstune cache show KEY [--json] [--dir DIR]\n"
 		"       sasstune cache clear [--older-than D] [--json] [--dir DIR]\n\n"
 		"The schedule cache: tuned results keyed by the original cubin's SHA-256, the kernel, the\n"
-		"GPU name and compute capability, the driver, ptxas and sasstune versions.  Each entry holds\n"
-		"the schedule, the confirmed speedup with its interval, the verification record, provenance\n"
-		"and the tuned cubin.  Entries live in DIR/v1/<key>/.\n\n"
+		"GPU name and compute capability, the driver and ptxas versions, the legality model's\n"
+		"version and the move families.  Each entry holds the schedule, the confirmed speedup with\n"
+		"its interval, the verification record, provenance and the tuned cubin; a negative entry\n"
+		"says that tuning ran and nothing beat stock (best ratio seen, why).  Entries live in\n"
+		"DIR/v1/<key>/.\n\n"
 		"commands:\n"
-		"  list            one line per entry: key, kernel, GPU, speedup, date, method; entries that\n"
-		"                  are corrupt or foreign are shown as invalid with the reason\n"
+		"  list            one line per entry: key, kernel, GPU, speedup (or \"nothing beat stock\"),\n"
+		"                  date, method; entries made under other legality rules are marked stale\n"
+		"                  (never served); corrupt or foreign ones are shown as invalid with the reason\n"
 		"  show KEY        one entry in full; KEY is the key or a unique prefix (4+ hex digits)\n"
 		"  clear           remove every entry, valid or not\n\n"
 		"options:\n"
@@ -87,16 +91,13 @@ static int parse(int argc, char **argv, struct opts *o)
 	return 0;
 }
 
-/* The entry as JSON; schedule and verification as objects. */
+/* The entry as JSON; schedule and verification as objects.  A negative entry has best_ratio
+ * and why instead of speedup and tuned_cubin; a stale one is never served. */
 static cJSON *entry_json(const st_cache_info *i)
 {
-	cJSON *o = cJSON_CreateObject(), *sp = cJSON_CreateObject(), *tc = cJSON_CreateObject();
-	if (!o || !sp || !tc) {
-		cJSON_Delete(o);
-		cJSON_Delete(sp);
-		cJSON_Delete(tc);
+	cJSON *o = cJSON_CreateObject();
+	if (!o)
 		return NULL;
-	}
 	cJSON_AddStringToObject(o, "key", i->key);
 	cJSON_AddTrueToObject(o, "valid");
 	cJSON_AddStringToObject(o, "kernel", i->kernel);
@@ -106,17 +107,43 @@ static cJSON *entry_json(const st_cache_info *i)
 	cJSON_AddStringToObject(o, "driver_version", i->driver_version);
 	cJSON_AddStringToObject(o, "ptxas_version", i->ptxas_version);
 	cJSON_AddStringToObject(o, "sasstune_version", i->sasstune_version);
-	cJSON_AddNumberToObject(sp, "estimate", i->speedup);
-	cJSON_AddNumberToObject(sp, "low", i->speedup_low);
-	cJSON_AddNumberToObject(sp, "high", i->speedup_high);
-	cJSON_AddItemToObject(o, "speedup", sp);
+	cJSON_AddStringToObject(o, "legality_version", i->legality_version);
+	cJSON_AddStringToObject(o, "moves", i->moves);
+	cJSON_AddBoolToObject(o, "stale", i->stale);
+	cJSON_AddBoolToObject(o, "negative", i->negative);
+	if (i->negative) {
+		cJSON_AddNumberToObject(o, "best_ratio", i->best_ratio);
+		cJSON_AddStringToObject(o, "why", i->why);
+	} else {
+		cJSON *sp = cJSON_AddObjectToObject(o, "speedup");
+		cJSON_AddNumberToObject(sp, "estimate", i->speedup);
+		cJSON_AddNumberToObject(sp, "low", i->speedup_low);
+		cJSON_AddNumberToObject(sp, "high", i->speedup_high);
+	}
 	cJSON_AddStringToObject(o, "date", i->date);
 	cJSON_AddStringToObject(o, "method", i->method);
 	cJSON_AddStringToObject(o, "budget", i->budget);
-	cJSON_AddStringToObject(tc, "sha256", i->tuned_sha256);
-	cJSON_AddNumberToObject(tc, "size", (double)i->tuned_cubin_size);
-	cJSON_AddItemToObject(o, "tuned_cubin", tc);
+	if (!i->negative) {
+		cJSON *tc = cJSON_AddObjectToObject(o, "tuned_cubin");
+		cJSON_AddStringToObject(tc, "sha256", i->tuned_sha256);
+		cJSON_AddNumberToObject(tc, "size", (double)i->tuned_cubin_size);
+	}
 	return o;
+}
+
+/* One text line of list. */
+static void print_line(const char *key, const st_cache_info *i)
+{
+	char gpu[300], result[160];
+	snprintf(gpu, sizeof gpu, "%s (%s)", i->gpu_name, i->compute_capability);
+	if (i->negative)
+		snprintf(result, sizeof result, "nothing beat stock (best %.3fx, budget %.40s)", i->best_ratio, i->budget);
+	else
+		snprintf(result, sizeof result, "%.3fx [%.3f, %.3f]", i->speedup, i->speedup_low, i->speedup_high);
+	printf("%.12s  %-24s %-24s %s  %s  %s", key, i->kernel, gpu, result, i->date, i->method);
+	if (i->stale)
+		printf("  stale: legality %s, this sasstune's is %d", i->legality_version, ST_LEGALITY_VERSION);
+	printf("\n");
 }
 
 static int print_json(cJSON *o)
@@ -135,7 +162,7 @@ static int print_json(cJSON *o)
 struct list_state {
 	const struct opts *o;
 	cJSON *entries;
-	int valid, invalid;
+	int valid, invalid, negative, stale;
 	/* clear */
 	int64_t now, older;
 	char (*doomed)[65];
@@ -149,6 +176,8 @@ static int on_list(const char *key, const st_cache_entry *e, const char *problem
 	struct list_state *s = payload;
 	const st_cache_info *i = st_cache_entry_info(e);
 	e ? s->valid++ : s->invalid++;
+	s->negative += i && i->negative;
+	s->stale += i && i->stale;
 	if (s->o->json) {
 		cJSON *item = i ? entry_json(i) : cJSON_CreateObject();
 		if (item && !i) {
@@ -162,10 +191,7 @@ static int on_list(const char *key, const st_cache_entry *e, const char *problem
 			return 1;
 		}
 	} else if (i) {
-		char gpu[300];
-		snprintf(gpu, sizeof gpu, "%s (%s)", i->gpu_name, i->compute_capability);
-		printf("%.12s  %-24s %-24s %.3fx [%.3f, %.3f]  %s  %s\n", key, i->kernel, gpu, i->speedup,
-		       i->speedup_low, i->speedup_high, i->date, i->method);
+		print_line(key, i);
 	} else {
 		printf("%.12s  invalid: %s\n", key, problem);
 	}
@@ -193,12 +219,66 @@ static int cmd_list(st_cache *c, const struct opts *o)
 	}
 	if (o->json)
 		return print_json(root);
-	printf("%d %s (%d invalid) in %s\n", s.valid + s.invalid, s.valid + s.invalid == 1 ? "entry" : "entries",
-	       s.invalid, st_cache_dir(c));
+	printf("%d %s (%d negative, %d stale, %d invalid) in %s\n", s.valid + s.invalid,
+	       s.valid + s.invalid == 1 ? "entry" : "entries", s.negative, s.stale, s.invalid, st_cache_dir(c));
 	return ST_EXIT_OK;
 }
 
 /* ---- show ------------------------------------------------------------------------------ */
+
+static int show_json(st_cache_entry *e)
+{
+	const st_cache_info *i = st_cache_entry_info(e);
+	cJSON *j = entry_json(i);
+	if (j && !i->negative) {
+		const char *st = st_cache_entry_schedule(e), *vt = st_cache_entry_verification(e);
+		cJSON *sched = st ? cJSON_Parse(st) : NULL, *verif = vt ? cJSON_Parse(vt) : NULL;
+		if (sched && verif) {
+			cJSON_AddItemToObject(j, "schedule", sched);
+			cJSON_AddItemToObject(j, "verification", verif);
+		} else {
+			cJSON_Delete(sched);
+			cJSON_Delete(verif);
+			cJSON_Delete(j);
+			j = NULL;
+		}
+	}
+	return print_json(j);
+}
+
+static int show_text(st_cache_entry *e)
+{
+	const st_cache_info *i = st_cache_entry_info(e);
+	printf("key                 %s\n", i->key);
+	printf("kernel              %s\n", i->kernel);
+	printf("cubin sha256        %s\n", i->cubin_sha256);
+	printf("gpu                 %s\n", i->gpu_name);
+	printf("compute capability  %s\n", i->compute_capability);
+	printf("driver              %s\n", i->driver_version);
+	printf("ptxas               %s\n", i->ptxas_version);
+	printf("sasstune            %s\n", i->sasstune_version);
+	printf("legality            %s, moves %s\n", i->legality_version, i->moves);
+	if (i->stale)
+		printf("stale               made under legality rules %s, this sasstune's are %d: never served\n",
+		       i->legality_version, ST_LEGALITY_VERSION);
+	if (i->negative) {
+		printf("result              nothing beat stock (best ratio %.4f)\n", i->best_ratio);
+		printf("tuned               %s by %s, budget %s\n", i->date, i->method, i->budget);
+		printf("why                 %s\n", i->why);
+		return ST_EXIT_OK;
+	}
+	printf("speedup             %.3fx [%.3f, %.3f]\n", i->speedup, i->speedup_low, i->speedup_high);
+	printf("tuned               %s by %s, budget %s\n", i->date, i->method, i->budget);
+	printf("tuned cubin         %zu bytes, sha256 %s\n", i->tuned_cubin_size, i->tuned_sha256);
+	const char *st = st_cache_entry_schedule(e), *vt = st_cache_entry_verification(e);
+	if (!st || !vt) {
+		st_cli_error("cache", "out of memory");
+		return ST_EXIT_FAIL;
+	}
+	printf("verification        %s\n", vt);
+	printf("schedule            %s\n", st);
+	return ST_EXIT_OK;
+}
 
 static int cmd_show(st_cache *c, const struct opts *o)
 {
@@ -211,43 +291,7 @@ static int cmd_show(st_cache *c, const struct opts *o)
 	}
 	if (rc != ST_OK)
 		return st_cli_fail("cache", &err);
-	const st_cache_info *i = st_cache_entry_info(e);
-	int code = ST_EXIT_OK;
-	if (o->json) {
-		cJSON *j = entry_json(i);
-		const char *st = st_cache_entry_schedule(e), *vt = st_cache_entry_verification(e);
-		cJSON *sched = st ? cJSON_Parse(st) : NULL, *verif = vt ? cJSON_Parse(vt) : NULL;
-		if (j && sched && verif) {
-			cJSON_AddItemToObject(j, "schedule", sched);
-			cJSON_AddItemToObject(j, "verification", verif);
-		} else {
-			cJSON_Delete(sched);
-			cJSON_Delete(verif);
-			cJSON_Delete(j);
-			j = NULL;
-		}
-		code = print_json(j);
-	} else {
-		printf("key                 %s\n", i->key);
-		printf("kernel              %s\n", i->kernel);
-		printf("cubin sha256        %s\n", i->cubin_sha256);
-		printf("gpu                 %s\n", i->gpu_name);
-		printf("compute capability  %s\n", i->compute_capability);
-		printf("driver              %s\n", i->driver_version);
-		printf("ptxas               %s\n", i->ptxas_version);
-		printf("sasstune            %s\n", i->sasstune_version);
-		printf("speedup             %.3fx [%.3f, %.3f]\n", i->speedup, i->speedup_low, i->speedup_high);
-		printf("tuned               %s by %s, budget %s\n", i->date, i->method, i->budget);
-		printf("tuned cubin         %zu bytes, sha256 %s\n", i->tuned_cubin_size, i->tuned_sha256);
-		const char *st = st_cache_entry_schedule(e), *vt = st_cache_entry_verification(e);
-		if (!st || !vt) {
-			st_cache_entry_free(e);
-			st_cli_error("cache", "out of memory");
-			return ST_EXIT_FAIL;
-		}
-		printf("verification        %s\n", vt);
-		printf("schedule            %s\n", st);
-	}
+	int code = o->json ? show_json(e) : show_text(e);
 	st_cache_entry_free(e);
 	return code;
 }

@@ -1,0 +1,58 @@
+"""Writes lit/cache/Inputs/current/v1: entries of key format 2 (docs/cache.md) for the lit tests.
+
+    python3 lit/cache/Inputs/make_current.py
+
+A tuned entry (add_kernel), a negative one (softmax_kernel: nothing beat stock) and a negative
+one made under legality rules 0 (layernorm_kernel: stale).  The key is computed as
+plugin/cache/cache_key.c does; `sasstune cache list` refuses an entry whose key is wrong.
+"""
+import hashlib
+import json
+import os
+import shutil
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+OUT = os.path.join(HERE, "current", "v1")
+CUBIN = "0123456789abcdef" * 4
+KEY_FIELDS = ("cubin_sha256", "kernel", "gpu_name", "compute_capability", "driver_version", "ptxas_version",
+              "legality_version", "moves")
+
+
+def key_of(fields):
+    text = "sasstune-cache-key/2\n"
+    for name in KEY_FIELDS:
+        v = fields[name].encode()
+        text += "%s=%d:%s\n" % (name, len(v), fields[name])
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def entry(kernel, legality, date, method, budget, negative=None, tuned=None):
+    f = {"cubin_sha256": CUBIN, "kernel": kernel, "gpu_name": "NVIDIA H200", "compute_capability": "9.0",
+         "driver_version": "580.65.06", "ptxas_version": "12.8.93", "sasstune_version": "0.1.0",
+         "legality_version": legality, "moves": "swap,ctrl"}
+    key = key_of(f)
+    e = {"schema": 1, "key": key, "fields": f, "provenance": {"date": date, "method": method, "budget": budget}}
+    folder = os.path.join(OUT, key)
+    os.makedirs(folder)
+    if negative:
+        e["negative"] = negative
+    else:
+        sha = hashlib.sha256(tuned).hexdigest()
+        e.update(schedule={"kernels": {kernel: {"swaps": [[12, 13]]}}}, verification={"runs": 5},
+                 speedup={"estimate": 1.031, "low": 1.012, "high": 1.05}, tuned_cubin={"sha256": sha, "size": len(tuned)})
+        with open(os.path.join(folder, sha + ".cubin"), "wb") as fh:
+            fh.write(tuned)
+    with open(os.path.join(folder, "entry.json"), "w") as fh:
+        json.dump(e, fh, indent=1)
+        fh.write("\n")
+    return key
+
+
+if __name__ == "__main__":
+    shutil.rmtree(os.path.dirname(OUT), ignore_errors=True)
+    print(entry("add_kernel", "1", "2026-11-30T10:00:00Z", "ppo", "5m", tuned=bytes(range(64))))
+    print(entry("softmax_kernel", "1", "2026-12-01T10:00:00Z", "ppo", "10s",
+                negative={"best_ratio": 0.9987, "why": "no schedule passed confirmation (200 pairs, 95 % interval "
+                          "above 1.005); input kept"}))
+    print(entry("layernorm_kernel", "0", "2026-10-01T10:00:00Z", "ppo", "10s",
+                negative={"best_ratio": 1.001, "why": "made under older rules"}))
