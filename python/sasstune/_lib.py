@@ -17,6 +17,14 @@ import time
 STATUS_NAMES = ("tuned", "cached", "policy", "unchanged", "error")
 TUNED, CACHED, POLICY, UNCHANGED, ERROR = range(5)
 API_VERSION = 1
+# plugin.h ST_PLUGIN_NEGATIVE: in the message of an UNCHANGED result whose kernel is done (tuned,
+# now and stored or before and cached, and nothing beat stock).
+NEGATIVE = "nothing beat stock"
+
+
+def is_negative(res):
+    """Whether a run() result says "tuned, nothing beat stock": the kernel is done, stock kept."""
+    return res.code == UNCHANGED and NEGATIVE in res.message
 
 
 class SasstuneError(RuntimeError):

@@ -19,6 +19,8 @@ LEVELS = ("off", "error", "warn", "info", "debug")
 KNOBS = {
     "mode": ("SASSTUNE_MODE", "mode"),
     "budget": ("SASSTUNE_BUDGET", "budget"),
+    "total_budget": ("SASSTUNE_TOTAL_BUDGET", None),
+    "retune": ("SASSTUNE_RETUNE", "retune"),
     "policy": ("SASSTUNE_POLICY", "policy"),
     "log": ("SASSTUNE_LOG", "log"),
     "cache_dir": ("SASSTUNE_CACHE_DIR", "cache_dir"),
@@ -55,20 +57,56 @@ def parse_size(text):
     return int(float(m.group(1)) * mult)
 
 
+BUDGET_DEFAULT = 300  # seconds per kernel, as on the C side (ST_PASS_BUDGET_DEFAULT)
+_UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+def parse_duration(text, what):
+    """'90s', '30m', '12h', '7d', '2w' or plain seconds -> int, at least 1 (the C side's
+    st_cache_parse_duration).  ValueError names the setting."""
+    m = re.fullmatch(r"(\d{1,12})([smhdw]?)", text or "")
+    if not m:
+        raise ValueError("%s: %r is not a duration (expected e.g. 90s, 10m, 2h or plain seconds)" % (what, text))
+    n = int(m.group(1)) * _UNITS[m.group(2)]
+    if n < 1:
+        raise ValueError("%s: %r is not at least 1 s" % (what, text))
+    return n
+
+
+def parse_flag(text, what):
+    v = (text or "").strip().lower()
+    if v in ("1", "true", "yes", "on"):
+        return True
+    if v in ("0", "false", "no", "off"):
+        return False
+    raise ValueError("%s: %r is not 1 or 0 (true/false, yes/no, on/off)" % (what, text))
+
+
+
+
 class Settings:
     """One snapshot of the settings."""
 
-    def __init__(self, values):
+    def __init__(self, values, overridden=()):
         self.values = values  # name -> string, only those set
+        self.overridden = frozenset(overridden)  # names set by enable(), for messages
         self.mode = values.get("mode", "tune")
         if self.mode not in MODES:
             raise ValueError("SASSTUNE_MODE: unknown mode %r (expected tune, policy or cache-only)" % self.mode)
         self.budget = values.get("budget")
+        self.budget_seconds = parse_duration(self.budget, self.origin("budget")) if self.budget else BUDGET_DEFAULT
+        tb = values.get("total_budget")
+        self.total_budget = parse_duration(tb, self.origin("total_budget")) if tb else None
+        self.retune = parse_flag(values["retune"], self.origin("retune")) if "retune" in values else False
         self.policy = values.get("policy")
         self.log = values.get("log", "warn")
         self.cache_dir = values.get("cache_dir")
         self.capture_limit = parse_size(values.get("capture_limit", "1G"))
         self.keep_captures = truthy(values.get("keep_captures"))
+
+    def origin(self, name):
+        """Where a setting came from, for messages: 'SASSTUNE_BUDGET' or 'enable(budget=...)'."""
+        return "enable(%s=...)" % name if name in self.overridden else KNOBS[name][0]
 
     def options(self, **extra):
         """options_json for the plugin: every setting the C side knows, plus extra (GPU facts, mode)."""
@@ -111,7 +149,7 @@ def current():
         if v:  # an empty variable counts as unset, as on the C side
             values[name] = v
     values.update(dict(ov))
-    s = Settings(values)
+    s = Settings(values, overridden=[name for name, _ in ov])
     with _snap_lock:
         _snap = (key, s)
     return s

@@ -27,7 +27,8 @@ import threading
 import time
 import uuid
 
-from . import _capture, _lib, _settings
+from . import _budget, _capture, _lib, _settings
+from ._budget import BUDGET
 from ._settings import log
 
 ADAPTER_VERSION = "0.1.0"
@@ -199,7 +200,8 @@ def on_cubin(stock, metadata, capability):
         STATS.add("compile", kernel=name, status="error", message=str(e), plugin_ms=0.0, hook_ms=0.0)
         return stock
     out = bytes(res.cubin) if res.cubin else stock
-    pending = s.mode == "tune" and res.code in (_lib.UNCHANGED, _lib.POLICY)
+    # a negative hit ("cached: nothing beat stock") is done: not armed
+    pending = s.mode == "tune" and res.code in (_lib.UNCHANGED, _lib.POLICY) and not _lib.is_negative(res)
     if res.code == _lib.ERROR:
         log("warn", "%s: %s", name, res.message)
     state = {"v": 1, "status": res.status, "message": res.message, "pending": pending,
@@ -428,6 +430,10 @@ def consider(ck):
         state.update(status="cached", message=res.message, pending=False)
         update_entry(ck, state, res.cubin)
         return
+    if _lib.is_negative(res):  # another process tuned it and found nothing: done, stock kept
+        state.update(status="unchanged", message=res.message, pending=False)
+        update_entry(ck, state)
+        return
     arm(ck, state)
 
 
@@ -493,11 +499,21 @@ def _capture_root(s):
 
 
 def tune_at_launch(ck, state, grid, args):
-    """Capture this launch, tune with it, install and record the result."""
+    """Capture this launch, tune with it (within the process-wide budget), install and record the
+    result.  Only a final outcome (tuned, or tuned and nothing beat stock) marks the kernel done
+    in the Triton cache entry; one that could not be tuned here (no GPU, no nvdisasm, an
+    unsupported launch, the budget spent, an error) stays pending for a later process."""
     s = settings()
     stock = stock_cubin(ck, state)
     if stock is None:
         raise RuntimeError("stock cubin not found")
+    budget = BUDGET.grant(s.budget_seconds, s.total_budget)
+    if budget is None:
+        state.update(message="not tuned in this process: SASSTUNE_TOTAL_BUDGET spent")
+        update_entry(ck, state)  # still pending: a later process with budget left tunes it
+        BUDGET.record(ck.name, "skipped")
+        STATS.add("launch-tune", kernel=ck.name, status="skipped", message=state["message"])
+        return
     src = ck.src
     names = list(src.fn.arg_names)
     t0 = time.perf_counter()
@@ -507,41 +523,52 @@ def tune_at_launch(ck, state, grid, args):
             spec, builder = _capture.build_spec(folder, ck.name, dict(src.signature), names, args, ck.metadata, grid,
                                                 s.capture_limit)
         except _capture.Unsupported as e:
-            state.update(pending=False, message="not tuned: %s" % e)
-            update_entry(ck, state)
-            log("info", "%s: not tuned: %s", ck.name, e)
+            state.update(message="not tuned in this process: %s" % e)
+            update_entry(ck, state)  # still pending: another launch of it may be capturable
+            BUDGET.record(ck.name, "not-tuned", 0.0, str(e))
             STATS.add("launch-tune", kernel=ck.name, status="unsupported", message=str(e))
             return
         _, text = _capture.write_capture(spec, builder)
         capture_ms = (time.perf_counter() - t0) * 1e3
         facts = _settings.gpu_facts()
-        log("info", "%s: tuning at first launch (budget %s; %d bytes of arguments captured)", ck.name,
-            s.budget or "default", builder.total_bytes)
+        log("info", "%s: tuning at first launch (budget %d s; %d bytes of arguments captured)", ck.name, budget,
+            builder.total_bytes)
         res = _lib.load().run(stock, kernel=ck.name, arch=state.get("arch"), ptxas_version=state.get("ptxas_version"),
-                              launch_json=text, options_json=s.options(mode="tune", **facts))
+                              launch_json=text, options_json=s.options(mode="tune", budget="%ds" % budget, **facts))
     finally:
         if not s.keep_captures:
             shutil.rmtree(folder, ignore_errors=True)
     ev = dict(kernel=ck.name, status=res.status, message=res.message, capture_ms=capture_ms,
               run_s=res.seconds, bytes=builder.total_bytes, capture=folder if s.keep_captures else None)
+    _record_outcome(ck, state, stock, res, ev)
+    STATS.add("launch-tune", **ev)
+
+
+def _record_outcome(ck, state, stock, res, ev):
+    """Install a tuned cubin; mark the kernel done only for a final outcome; count and log it."""
     if res.code in (_lib.TUNED, _lib.CACHED, _lib.POLICY) and res.cubin and res.cubin != stock:
         why = install_cubin(ck, res.cubin)
         if why:
             log("warn", "%s: the tuned cubin was not loaded (%s); stock kept", ck.name, why)
             ev.update(status="rejected", message=why)
-            STATS.add("launch-tune", **ev)
+            BUDGET.record(ck.name, "not-tuned", res.seconds, why)
             return
         state.update(status=res.status, message=res.message, pending=False, tuned_sha256=_sha(res.cubin))
         ev["written"] = update_entry(ck, state, res.cubin)
-        log("info", "%s: %s: %s", ck.name, res.status, res.message)
+        BUDGET.record(ck.name, "gained" if res.code == _lib.TUNED else "cached", res.seconds, res.message)
+    elif _lib.is_negative(res):  # tuned now (stored as negative) or before: done, stock kept
+        state.update(status=res.status, message=res.message, pending=False, launch_status=res.status)
+        ev["written"] = update_entry(ck, state)
+        BUDGET.record(ck.name, "cached" if res.message.startswith("cached: ") else "kept-stock", res.seconds)
     elif res.code == _lib.UNCHANGED and "another process is tuning" in res.message:
         ev["written"] = False  # leave it pending: the next process finds the other one's result
-    else:
+        BUDGET.record(ck.name, "not-tuned", res.seconds, "another process is tuning it")
+    else:  # no GPU, no nvdisasm, an error: not done, a later process tries again
         if res.code == _lib.ERROR:
             log("warn", "%s: %s", ck.name, res.message)
-        state.update(pending=False, message=res.message, launch_status=res.status)
+        state.update(message="not tuned in this process: %s" % res.message, launch_status=res.status)
         ev["written"] = update_entry(ck, state)
-    STATS.add("launch-tune", **ev)
+        BUDGET.record(ck.name, "not-tuned", res.seconds, res.message)
 
 
 # ---- on and off -------------------------------------------------------------------------------
@@ -570,6 +597,7 @@ def install(s):
         mgr = _make_manager(base)
         inst["our_manager"] = mgr
         _installed = inst
+        _budget.register_exit()
         knobs.runtime.add_stages_inspection_hook = stages_hook
         knobs.runtime.jit_post_compile_hook = post_compile_hook
         knobs.cache.manager_class = mgr

@@ -73,14 +73,16 @@ def clean_env(tmp_path, monkeypatch):
 # ---- the C library's cache, for inserting entries ---------------------------------------------
 class KeyFields(ctypes.Structure):
     _fields_ = [(n, ctypes.c_char_p) for n in ("cubin_sha256", "kernel", "gpu_name", "compute_capability",
-                                                "driver_version", "ptxas_version", "sasstune_version")]
+                                                "driver_version", "ptxas_version", "sasstune_version",
+                                                "legality_version", "moves")]
 
 
 class Record(ctypes.Structure):
     _fields_ = [("schedule_json", ctypes.c_char_p), ("verification_json", ctypes.c_char_p),
                 ("speedup", ctypes.c_double), ("speedup_low", ctypes.c_double), ("speedup_high", ctypes.c_double),
                 ("method", ctypes.c_char_p), ("budget", ctypes.c_char_p), ("date", ctypes.c_char_p),
-                ("tuned_cubin", ctypes.c_char_p), ("tuned_cubin_size", ctypes.c_size_t)]
+                ("tuned_cubin", ctypes.c_char_p), ("tuned_cubin_size", ctypes.c_size_t),
+                ("negative", ctypes.c_int), ("best_ratio", ctypes.c_double), ("why", ctypes.c_char_p)]
 
 
 class Error(ctypes.Structure):
