@@ -3,8 +3,9 @@
 * the wheel carries sasstune-autoload.pth at the top of site-packages, so that SASSTUNE=1 works
   in every Python of the environment without `import sasstune` (the line imports nothing unless
   SASSTUNE is set);
-* SASSTUNE_BUNDLE=BUILD_DIR copies BUILD_DIR/libsasstune.so and BUILD_DIR/sasstune-worker into the
-  package, where the adapter looks first after $SASSTUNE_LIBRARY.
+* SASSTUNE_BUNDLE=BUILD_DIR copies BUILD_DIR/libsasstune.so, BUILD_DIR/sasstune-worker and the
+  BUILD_DIR/sasstune command (for `python -m sasstune cache`) into the package, where the adapter
+  looks first after $SASSTUNE_LIBRARY.
 """
 import os
 import shutil
@@ -24,7 +25,7 @@ class BuildPy(build_py):
                         os.path.join(self.build_lib, "sasstune-autoload.pth"))
         bundle = os.environ.get("SASSTUNE_BUNDLE")
         if bundle:
-            for name in ("libsasstune.so", "sasstune-worker"):
+            for name in ("libsasstune.so", "sasstune-worker", "sasstune"):
                 src = os.path.join(bundle, name)
                 if not os.path.isfile(src):
                     raise SystemExit("SASSTUNE_BUNDLE: %s is missing" % src)

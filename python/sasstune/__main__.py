@@ -1,8 +1,11 @@
-"""python -m sasstune status | install-pth [--user | --dir DIR] | uninstall-pth [--user | --dir DIR]"""
+"""python -m sasstune status | cache list|show KEY|clear [...] | install-pth [--user | --dir DIR] |
+uninstall-pth [--user | --dir DIR]"""
 import argparse
 import json
 import os
+import shutil
 import site
+import subprocess
 import sys
 import sysconfig
 
@@ -38,6 +41,40 @@ def cmd_status(a):
     return 0 if out["library"] else 1
 
 
+def find_cli():
+    """The `sasstune` command: $SASSTUNE_CLI, else the one beside the library this adapter loads (a
+    bundled package carries both, a build folder holds both), else the PATH's.  None if none."""
+    env = os.environ.get("SASSTUNE_CLI")
+    if env:
+        return env
+    lib = _lib.find_library()
+    if os.path.isabs(lib):
+        beside = os.path.join(os.path.dirname(lib), "sasstune")
+        if os.path.isfile(beside) and os.access(beside, os.X_OK):
+            return beside
+    return shutil.which("sasstune")
+
+
+def cmd_cache(a):
+    """`sasstune cache ...` with the adapter's cache folder (settings and environment) unless --dir."""
+    cli = find_cli()
+    if not cli:
+        print("python -m sasstune cache: no sasstune command beside %s nor on PATH (set SASSTUNE_CLI)" %
+              _lib.find_library(), file=sys.stderr)
+        return 1
+    argv = [cli, "cache"] + a.rest
+    if "--dir" not in a.rest and not any(x in ("-h", "--help") for x in a.rest):
+        try:
+            d = _settings.current().resolved_cache_dir()
+        except ValueError as e:
+            print("python -m sasstune cache: %s" % e, file=sys.stderr)
+            return 2
+        if d:
+            argv += ["--dir", d]
+    sys.stdout.flush()
+    return subprocess.run(argv).returncode
+
+
 def cmd_install_pth(a):
     d = _site_dir(a)
     os.makedirs(d, exist_ok=True)
@@ -62,6 +99,9 @@ def main(argv=None):
     ap = argparse.ArgumentParser(prog="python -m sasstune", description="sasstune's Triton adapter")
     sub = ap.add_subparsers(dest="cmd", required=True)
     sub.add_parser("status", help="which library, which settings, where the caches are")
+    c = sub.add_parser("cache", help="the schedule cache: list, show KEY, clear [--older-than D] (runs `sasstune "
+                       "cache` with this adapter's cache folder)", add_help=False)
+    c.add_argument("rest", nargs=argparse.REMAINDER)
     for name, help_ in (("install-pth", "make SASSTUNE=1 work without `import sasstune`"),
                         ("uninstall-pth", "remove that file")):
         p = sub.add_parser(name, help=help_)
@@ -69,7 +109,8 @@ def main(argv=None):
         g.add_argument("--user", action="store_true", help="the user site-packages")
         g.add_argument("--dir", help="this site folder")
     a = ap.parse_args(argv)
-    return {"status": cmd_status, "install-pth": cmd_install_pth, "uninstall-pth": cmd_uninstall_pth}[a.cmd](a)
+    return {"status": cmd_status, "cache": cmd_cache, "install-pth": cmd_install_pth,
+            "uninstall-pth": cmd_uninstall_pth}[a.cmd](a)
 
 
 if __name__ == "__main__":
