@@ -81,54 +81,20 @@ static int speedup_ok(double s, double lo, double hi)
 	return isfinite(s) && isfinite(lo) && isfinite(hi) && lo > 0 && lo <= s && s <= hi && hi < 1e6;
 }
 
-#define BAD(...) (rc = st_error_set(err, ST_EFORMAT, __VA_ARGS__))
+#define BAD(...) st_error_set(err, ST_EFORMAT, __VA_ARGS__)
 
-st_status st_cache__parse_entry(st_cache_entry **out, const char *json, size_t size, const char *expect_key,
-				st_error *err)
+/* The recorded fields, checked against the key (format 2, or 1 for entries made before legality
+ * versions: those read as legality "none", stale). */
+static st_status parse_fields(st_cache_info *in, const cJSON *root, st_error *err)
 {
-	*out = NULL;
-	st_status rc = ST_OK;
-	st_cache_entry *e = calloc(1, sizeof *e);
-	if (!e)
-		return st_error_set(err, ST_ENOMEM, "out of memory");
-	st_cache_info *in = &e->info;
-	e->root = cJSON_ParseWithLength(json, size);
-	const cJSON *root = e->root;
-	if (!cJSON_IsObject(root)) {
-		BAD("entry is not a JSON object");
-		goto done;
-	}
-	const cJSON *schema = cJSON_GetObjectItemCaseSensitive(root, "schema");
-	if (!cJSON_IsNumber(schema)) {
-		BAD("entry has no schema number");
-		goto done;
-	}
-	if (schema->valuedouble != ST_CACHE_SCHEMA) {
-		BAD("entry has schema %.6g, this sasstune reads schema %d", schema->valuedouble, ST_CACHE_SCHEMA);
-		goto done;
-	}
-	in->key = get_string(root, "key");
-	if (!st_cache__is_key(in->key)) {
-		BAD("entry has no valid key");
-		goto done;
-	}
-	if (expect_key && strcmp(in->key, expect_key) != 0) {
-		BAD("entry says key %.12s..., it is stored under %.12s...", in->key, expect_key);
-		goto done;
-	}
-
 	const cJSON *fields = cJSON_GetObjectItemCaseSensitive(root, "fields");
-	if (!cJSON_IsObject(fields)) {
-		BAD("entry has no fields object");
-		goto done;
-	}
+	if (!cJSON_IsObject(fields))
+		return BAD("entry has no fields object");
 	int format = get_string(fields, "legality_version") || get_string(fields, "moves") ? 2 : 1;
 	for (int i = 0; i < (format == 2 ? FIELDS_V2 : FIELDS_V1); i++) {
 		const char *v = get_string(fields, key_field_names[i]);
-		if (!v || !*v || !printable(v, ST_CACHE_FIELD_MAX)) {
-			BAD("entry field %s is missing or not a printable string", key_field_names[i]);
-			goto done;
-		}
+		if (!v || !*v || !printable(v, ST_CACHE_FIELD_MAX))
+			return BAD("entry field %s is missing or not a printable string", key_field_names[i]);
 		*info_field(in, i) = v;
 	}
 	if (format == 1)
@@ -139,58 +105,85 @@ st_status st_cache__parse_entry(st_cache_entry **out, const char *json, size_t s
 				  in->moves};
 	char key[65];
 	st_error kerr;
-	if (st_cache__key_format(&kf, format, key, &kerr) != ST_OK) {
-		BAD("entry fields: %s", kerr.msg);
-		goto done;
-	}
-	if (strcmp(key, in->key) != 0) {
-		BAD("entry key %.12s... does not match its fields (stale or edited entry)", in->key);
-		goto done;
-	}
+	if (st_cache__key_format(&kf, format, key, &kerr) != ST_OK)
+		return BAD("entry fields: %s", kerr.msg);
+	if (strcmp(key, in->key) != 0)
+		return BAD("entry key %.12s... does not match its fields (stale or edited entry)", in->key);
+	return ST_OK;
+}
+
+static st_status parse_provenance(st_cache_info *in, const cJSON *root, st_error *err)
+{
 	const cJSON *prov = cJSON_GetObjectItemCaseSensitive(root, "provenance");
 	in->date = get_string(prov, "date");
 	in->method = get_string(prov, "method");
 	in->budget = get_string(prov, "budget");
-	if (!in->date || st_cache__parse_date(in->date, &in->time) != ST_OK) {
-		BAD("entry provenance has no valid date (YYYY-MM-DDTHH:MM:SSZ)");
-		goto done;
-	}
+	if (!in->date || st_cache__parse_date(in->date, &in->time) != ST_OK)
+		return BAD("entry provenance has no valid date (YYYY-MM-DDTHH:MM:SSZ)");
 	if (!in->method || !in->budget || !printable(in->method, ST_CACHE_FIELD_MAX) ||
-	    !printable(in->budget, ST_CACHE_FIELD_MAX)) {
-		BAD("entry provenance method or budget is missing or not printable");
-		goto done;
-	}
-	if (cJSON_GetObjectItemCaseSensitive(root, "negative")) {
-		rc = st_cache__parse_negative(e, root, err);
-		goto done;
-	}
+	    !printable(in->budget, ST_CACHE_FIELD_MAX))
+		return BAD("entry provenance method or budget is missing or not printable");
+	return ST_OK;
+}
 
+/* A tuned entry's schedule, verification, speedup and tuned cubin. */
+static st_status parse_tuned(st_cache_entry *e, const cJSON *root, st_error *err)
+{
+	st_cache_info *in = &e->info;
 	const cJSON *sched = cJSON_GetObjectItemCaseSensitive(root, "schedule");
 	const cJSON *verif = cJSON_GetObjectItemCaseSensitive(root, "verification");
-	if (!cJSON_IsObject(sched) || !cJSON_IsObject(verif)) {
-		BAD("entry has no %s object", cJSON_IsObject(sched) ? "verification" : "schedule");
-		goto done;
-	}
+	if (!cJSON_IsObject(sched) || !cJSON_IsObject(verif))
+		return BAD("entry has no %s object", cJSON_IsObject(sched) ? "verification" : "schedule");
 	const cJSON *sp = cJSON_GetObjectItemCaseSensitive(root, "speedup");
 	if (!get_number(sp, "estimate", &in->speedup) || !get_number(sp, "low", &in->speedup_low) ||
-	    !get_number(sp, "high", &in->speedup_high) ||
-	    !speedup_ok(in->speedup, in->speedup_low, in->speedup_high)) {
-		BAD("entry speedup is missing or not 0 < low <= estimate <= high");
-		goto done;
-	}
+	    !get_number(sp, "high", &in->speedup_high) || !speedup_ok(in->speedup, in->speedup_low, in->speedup_high))
+		return BAD("entry speedup is missing or not 0 < low <= estimate <= high");
 	const cJSON *tc = cJSON_GetObjectItemCaseSensitive(root, "tuned_cubin");
 	in->tuned_sha256 = get_string(tc, "sha256");
 	double tsize;
 	if (!st_cache__is_key(in->tuned_sha256) || !get_number(tc, "size", &tsize) || tsize < 1 ||
-	    tsize > (double)ST_CACHE_CUBIN_MAX || tsize != floor(tsize)) {
-		BAD("entry tuned_cubin needs a sha256 and a size between 1 and %zu", ST_CACHE_CUBIN_MAX);
-		goto done;
-	}
+	    tsize > (double)ST_CACHE_CUBIN_MAX || tsize != floor(tsize))
+		return BAD("entry tuned_cubin needs a sha256 and a size between 1 and %zu", ST_CACHE_CUBIN_MAX);
 	in->tuned_cubin_size = (size_t)tsize;
-
 	e->schedule = sched;
 	e->verification = verif;
-done:
+	return ST_OK;
+}
+
+static st_status parse_root(st_cache_entry *e, const char *expect_key, st_error *err)
+{
+	st_cache_info *in = &e->info;
+	const cJSON *root = e->root;
+	if (!cJSON_IsObject(root))
+		return BAD("entry is not a JSON object");
+	const cJSON *schema = cJSON_GetObjectItemCaseSensitive(root, "schema");
+	if (!cJSON_IsNumber(schema))
+		return BAD("entry has no schema number");
+	if (schema->valuedouble != ST_CACHE_SCHEMA)
+		return BAD("entry has schema %.6g, this sasstune reads schema %d", schema->valuedouble, ST_CACHE_SCHEMA);
+	in->key = get_string(root, "key");
+	if (!st_cache__is_key(in->key))
+		return BAD("entry has no valid key");
+	if (expect_key && strcmp(in->key, expect_key) != 0)
+		return BAD("entry says key %.12s..., it is stored under %.12s...", in->key, expect_key);
+	st_status rc = parse_fields(in, root, err);
+	if (!rc)
+		rc = parse_provenance(in, root, err);
+	if (!rc)
+		rc = cJSON_GetObjectItemCaseSensitive(root, "negative") ? st_cache__parse_negative(e, root, err)
+									  : parse_tuned(e, root, err);
+	return rc;
+}
+
+st_status st_cache__parse_entry(st_cache_entry **out, const char *json, size_t size, const char *expect_key,
+				st_error *err)
+{
+	*out = NULL;
+	st_cache_entry *e = calloc(1, sizeof *e);
+	if (!e)
+		return st_error_set(err, ST_ENOMEM, "out of memory");
+	e->root = cJSON_ParseWithLength(json, size);
+	st_status rc = parse_root(e, expect_key, err);
 	if (rc != ST_OK) {
 		st_cache_entry_free(e);
 		return rc;
