@@ -32,7 +32,14 @@ struct run_ctx {
 	const uint8_t *cubin;
 	size_t size;
 	const st_plugin_kernel *k; /* launch_json for tuning */
+	char unserved[96];         /* the entry found and not served ("date sha"), so as not to judge it twice */
 };
+
+/* Identifies an entry's content well enough to tell a replaced one from the one already judged. */
+static void entry_id(const st_cache_info *i, char *out, size_t n)
+{
+	snprintf(out, n, "%s %.64s", i->date, i->negative ? "negative" : i->tuned_sha256);
+}
 
 /* Replace control characters so that a message stays one printable line. */
 static void one_line(char *s)
@@ -96,7 +103,7 @@ static void finish(st_plugin_result *r, const st_pass_settings *set, const char 
 
 /* An entry under the key: served (its tuned cubin, or the stock one for a negative entry), 1;
  * or not (a retune is due, or the checker refused another version's cubin), 0 with why. */
-static int serve(st_plugin_result *r, const struct run_ctx *c, st_cache_entry *e, char *why, size_t n)
+static int serve(st_plugin_result *r, struct run_ctx *c, st_cache_entry *e, char *why, size_t n)
 {
 	const st_cache_info *i = st_cache_entry_info(e);
 	char note[480];
@@ -108,6 +115,7 @@ static int serve(st_plugin_result *r, const struct run_ctx *c, st_cache_entry *e
 	if (sv == ST_SERVE_MISS) {
 		if (!i->negative)
 			pass_log(c->set, ST_LOG_WARN, "%s: %s", c->kernel, note);
+		entry_id(i, c->unserved, sizeof c->unserved);
 		snprintf(why, n, "cache miss %.12s (%.300s)", c->key, note);
 		return 0;
 	}
@@ -273,7 +281,9 @@ static void tune_locked(st_plugin_result *r, struct run_ctx *c, const char *why_
 	char why[480];
 	snprintf(why, sizeof why, "%s", why_missed);
 	if (st_cache_lookup(&e, c->cache, &c->fields, NULL) == ST_OK) {
-		int done = serve(r, c, e, why, sizeof why);
+		char id[96];
+		entry_id(st_cache_entry_info(e), id, sizeof id);
+		int done = strcmp(id, c->unserved) != 0 && serve(r, c, e, why, sizeof why);
 		st_cache_entry_free(e);
 		if (done) {
 			st_cache_unlock(lock);
