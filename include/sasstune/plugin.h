@@ -16,7 +16,7 @@
  *
  *   SASSTUNE_CACHE_DIR  "cache_dir"  cache folder (default $XDG_CACHE_HOME/sasstune, else ~/.cache/sasstune)
  *   SASSTUNE_MODE       "mode"       tune | policy | cache-only (default tune)
- *   SASSTUNE_BUDGET     "budget"     tuning budget, e.g. "5m"
+ *   SASSTUNE_BUDGET     "budget"     tuning budget per kernel, "90s", "5m", "2h" or seconds, >= 1 s (300 s)
  *   SASSTUNE_POLICY     "policy"     policy file for mode policy
  *   SASSTUNE_LOG        "log"        off|error|warn|info|debug (default warn, on stderr), or a file path
  *                                    (lines appended at level info)

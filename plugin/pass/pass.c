@@ -1,13 +1,16 @@
 /* The after-ptxas pass: sasstune_plugin_info() and its run().
  *
  * run() hashes the cubin, builds the cache key from it and the kernel's
- * metadata, and returns the cached tuned cubin on a hit.  On a miss it goes to
+ * metadata, and returns the cached tuned cubin on a hit (the stock one, UNCHANGED,
+ * on a negative hit: "cached: nothing beat stock"; pass_serve.c decides whether a
+ * found entry is served: retunes, re-checks of another version's cubin).  On a miss it goes to
  * produce(), the one place where tuning (mode tune) and learned policies (mode
  * policy) plug in.  Mode policy: SASSTUNE_POLICY applied, gated by the cost
  * model and checked, not stored.  Mode tune: with the kernel's launch spec and
  * a GPU, st_tune() with the GPU reward and PPO for SASSTUNE_BUDGET (300 s by
- * default); a confirmed result is stored in the cache and returned, otherwise
- * the stock cubin (or, when tuning could not run and a policy is set, the
+ * default); a confirmed result is stored in the cache and returned; an unconfirmed
+ * one is stored as a negative entry and the stock cubin returned; when tuning could not
+ * run, the stock cubin (or, when tuning could not run and a policy is set, the
  * policy's cubin) with the reason.
  * Settings are read on every call (pass_internal.h); nothing is global. */
 #include "pass_internal.h"
