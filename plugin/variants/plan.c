@@ -256,7 +256,8 @@ st_status st_variants_compile(const char *ptx, size_t ptx_len, const uint8_t *st
 	if (rc == ST_OK)
 		rc = stock_cubin(&p, s, stock, stock_size, kernel, err);
 	bool entry = rc == ST_OK && ptx_has_entry(ptx, ptx_len, s->kernel);
-	p.threads = o->block_threads ? o->block_threads : rc == ST_OK ? st_vr_ptx_threads(ptx, ptx_len, s->kernel) : 0;
+	/* ptxas ignores --maxrregcount for an entry with .reqntid or .maxntid (12.8, 13.5 checked) */
+	p.threads = rc == ST_OK && !st_vr_ptx_threads(ptx, ptx_len, s->kernel) ? o->block_threads : 0;
 	if (rc == ST_OK && !entry)
 		p.nbins = 0; /* nothing to compile: one row says why */
 	if (rc == ST_OK)
@@ -266,6 +267,8 @@ st_status st_variants_compile(const char *ptx, size_t ptx_len, const uint8_t *st
 		check_match(s, p.stock_known && stock != NULL, entry);
 		if (!entry && s->n == 1)
 			snprintf(s->gpu, sizeof s->gpu, "PTX does not match the cubin (no .entry %.150s in the PTX)", s->kernel);
+		else
+			snprintf(s->gpu, sizeof s->gpu, "GPU steps skipped: not measured (no launch spec)");
 	}
 	plan_free(&p);
 	if (rc != ST_OK) {
