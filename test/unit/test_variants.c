@@ -241,6 +241,48 @@ static void test_fake_ptxas(void **state)
 	free(stock);
 }
 
+/* Next to a Triton ptxas: its ptxas-blackwell and the nvidia-cuda-nvcc wheel's ptxas. */
+static void test_discovery(void **state)
+{
+	(void)state;
+	char root[] = "/tmp/st-variants-site-XXXXXX", path[512];
+	assert_non_null(mkdtemp(root));
+	char *copy = fake("ptxas-copy"), *error = fake("ptxas-error"), *stock = st_test_fixture("triton-sm90/add_f32_1M/sm_90.cubin");
+	char cmd[2048];
+	snprintf(cmd, sizeof cmd, "mkdir -p %s/triton/backends/nvidia/bin %s/nvidia/cu13/bin && ln -s '%s' %s/triton/backends/nvidia/bin/ptxas"
+		 " && ln -s '%s' %s/nvidia/cu13/bin/ptxas", root, root, copy, root, error, root);
+	assert_int_equal(system(cmd), 0);
+	setenv("FAKE_CUBIN", stock, 1);
+	snprintf(path, sizeof path, "%s/triton/backends/nvidia/bin/ptxas", root);
+	st_variants_opts o;
+	st_variants_opts_init(&o);
+	o.stock_ptxas = path;
+	o.compile_timeout_s = 5;
+	st_variants *v = compile("add_f32_1M", "add_f32_1M", &o);
+	assert_int_equal(find(v, "90.0.1")->duplicate_of, 0);
+	assert_non_null(strstr(find(v, "90.0.4")->ptxas, "/nvidia/cu13/bin/ptxas"));
+	assert_int_equal(st_variants_count(v), 5); /* stock, the fake's three, the wheel's one */
+	st_variants_free(v);
+	o.discover = false;
+	v = compile("add_f32_1M", "add_f32_1M", &o);
+	assert_int_equal(st_variants_count(v), 4);
+	st_variants_free(v);
+	/* the real one: Triton's ptxas-blackwell (12.9) is found next to its ptxas */
+	char *ptxas = triton_ptxas();
+	o.stock_ptxas = ptxas;
+	o.discover = true;
+	o.jobs = 2;
+	v = compile("add_f32_1M", "add_f32_1M", &o);
+	assert_true(find(v, "12.9.86")->compiled);
+	st_variants_free(v);
+	snprintf(cmd, sizeof cmd, "rm -r '%s'", root);
+	assert_int_equal(system(cmd), 0);
+	free(ptxas);
+	free(copy);
+	free(error);
+	free(stock);
+}
+
 static void test_helpers(void **state)
 {
 	(void)state;
@@ -364,6 +406,7 @@ int main(void)
 		cmocka_unit_test(test_real_ptxas),
 		cmocka_unit_test(test_ptx_mismatch),
 		cmocka_unit_test(test_fake_ptxas),
+		cmocka_unit_test(test_discovery),
 		cmocka_unit_test(test_measure_mock),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
