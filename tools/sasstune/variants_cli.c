@@ -119,8 +119,8 @@ int st_vcli_stage(const char *cmd, const st_vcli *c, const uint8_t *stock, size_
 		return st_cli_fail(cmd, &err);
 	}
 	free(ptx);
-	if (spec && st_variants_measure(*out, spec, &o, &err) != ST_OK && !c->quiet)
-		fprintf(stderr, "sasstune %s: %s\n", cmd, st_variants_note(*out));
+	if (spec)
+		st_variants_measure(*out, spec, &o, &err); /* no GPU: the set's note says so */
 	return ST_EXIT_OK;
 }
 
@@ -154,4 +154,31 @@ void st_vcli_print(FILE *f, const st_variants *v)
 		fprintf(f, "%s\n", note);
 	fprintf(f, "chosen: %s%s\n", st_variants_get(v, best)->label,
 		best ? " (confirmed faster than stock)" : " (no variant confirmed faster)");
+}
+
+int st_vcli_tune_pick(const char *cmd, const st_vcli *c, uint8_t **cubin, size_t *size, const char *kernel,
+		      const st_launch *spec, char *label, size_t labelsz)
+{
+	st_variants *v = NULL;
+	int code = st_vcli_stage(cmd, c, *cubin, *size, kernel, spec, &v);
+	if (code != ST_EXIT_OK)
+		return code;
+	if (!c->quiet)
+		st_vcli_print(stderr, v);
+	const st_variant *best = st_variants_get(v, st_variants_best(v));
+	snprintf(label, labelsz, "%s", best->label);
+	if (!best->stock) {
+		uint8_t *copy = malloc(best->cubin_size);
+		if (!copy) {
+			st_variants_free(v);
+			st_cli_error(cmd, "out of memory");
+			return ST_EXIT_FAIL;
+		}
+		memcpy(copy, best->cubin, best->cubin_size);
+		free(*cubin);
+		*cubin = copy;
+		*size = best->cubin_size;
+	}
+	st_variants_free(v);
+	return ST_EXIT_OK;
 }

@@ -37,6 +37,11 @@ int st_vcli_stage(const char *cmd, const st_vcli *c, const uint8_t *stock, size_
 /* The table, one row per variant, and the note about the GPU steps. */
 void st_vcli_print(FILE *f, const st_variants *v);
 
+/* tune --variants: the stage on *cubin (the table on stderr unless quiet); the winner's bytes
+ * replace *cubin (malloc'ed) and label names it ("stock" when none won). */
+int st_vcli_tune_pick(const char *cmd, const st_vcli *c, uint8_t **cubin, size_t *size, const char *kernel,
+		      const st_launch *spec, char *label, size_t labelsz);
+
 /* The --help lines of the options above. */
 extern const char st_vcli_options_help[];
 
