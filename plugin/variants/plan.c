@@ -219,6 +219,12 @@ static st_status compile_rest(plan *p, st_variants *s, bool stock_given, st_erro
 	for (size_t i = 0; i < p->njobs; i++)
 		if (!p->protos[i].reason[0])
 			p->jobs[todo++] = p->jobs[i]; /* the jobs keep the plan's order */
+	if (rc == ST_OK && p->o->progress) {
+		char line[256];
+		snprintf(line, sizeof line, "%.100s: %zu compiles with %zu binaries, %u at a time, %g s each at most", s->kernel,
+			 todo, p->nbins, p->o->jobs ? p->o->jobs : 1, p->o->compile_timeout_s);
+		p->o->progress(p->o->progress_user, line);
+	}
 	if (rc == ST_OK)
 		rc = st_vr_compile_all(p->jobs, todo, p->o->jobs, p->o->compile_timeout_s, err);
 	for (size_t i = 0, j = 0; rc == ST_OK && i < p->njobs; i++) {
