@@ -233,13 +233,18 @@ static cJSON *parse_object(const char *text, const char *what, st_error *err)
 	return o;
 }
 
-/* The optional key fields into jf and the "variant" object into root, each only when present. */
-static int add_optional(cJSON *root, cJSON *jf, const st_cache_key_fields *f, const st_cache_record *rec)
+/* The optional key fields into jf, only when present. */
+static int add_optional_fields(cJSON *jf, const st_cache_key_fields *f)
 {
-	int ok = (!f->variants || cJSON_AddStringToObject(jf, "variants", f->variants)) &&
-		 (!f->ptxas_options || cJSON_AddStringToObject(jf, "ptxas_options", f->ptxas_options));
-	if (!ok || !rec->variant_ptxas_version)
-		return ok;
+	return (!f->variants || cJSON_AddStringToObject(jf, "variants", f->variants)) &&
+	       (!f->ptxas_options || cJSON_AddStringToObject(jf, "ptxas_options", f->ptxas_options));
+}
+
+/* The record's "variant" object into root, only when it has one. */
+static int add_variant(cJSON *root, const st_cache_record *rec)
+{
+	if (!rec->variant_ptxas_version)
+		return 1;
 	cJSON *v = cJSON_CreateObject();
 	const char *opts = rec->variant_options ? rec->variant_options : "";
 	if (!v || !cJSON_AddStringToObject(v, "ptxas_version", rec->variant_ptxas_version) ||
@@ -303,7 +308,7 @@ st_status st_cache__format_entry(char **json_out, const st_cache_key_fields *fie
 	ok = ok && cJSON_AddNumberToObject(root, "schema", ST_CACHE_SCHEMA) && cJSON_AddStringToObject(root, "key", key);
 	for (int i = 0; ok && i < 7; i++)
 		ok = cJSON_AddStringToObject(jf, key_field_names[i], fv[i]) != NULL;
-	ok = ok && add_optional(root, jf, &f, rec);
+	ok = ok && add_optional_fields(jf, &f);
 	ok = ok && cJSON_AddItemToObject(root, "fields", jf);
 	if (ok)
 		jf = NULL;
@@ -326,6 +331,7 @@ st_status st_cache__format_entry(char **json_out, const st_cache_key_fields *fie
 	     cJSON_AddItemToObject(root, "tuned_cubin", tc);
 	if (ok)
 		tc = NULL;
+	ok = ok && add_variant(root, rec);
 	char *text = ok ? cJSON_Print(root) : NULL;
 	cJSON_Delete(root);
 	cJSON_Delete(jf);
