@@ -5,8 +5,9 @@
  * produce(), the one place where tuning (mode tune) and learned policies (mode
  * policy) plug in.  Mode policy: SASSTUNE_POLICY applied, gated by the cost
  * model and checked, not stored.  Mode tune: with the kernel's launch spec and
- * a GPU, st_tune() with the GPU reward and PPO for SASSTUNE_BUDGET (300 s by
- * default); a confirmed result is stored in the cache and returned, otherwise
+ * a GPU, first the compile-variants stage (variants_stage.c; API 2 records with
+ * PTX, SASSTUNE_VARIANTS), then st_tune() on its winner with the GPU reward and
+ * PPO for SASSTUNE_BUDGET (300 s by default); a confirmed result is stored in the cache and returned, otherwise
  * the stock cubin (or, when tuning could not run and a policy is set, the
  * policy's cubin) with the reason.
  * Settings are read on every call (pass_internal.h); nothing is global. */
