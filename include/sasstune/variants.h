@@ -54,8 +54,9 @@ typedef struct st_variants_opts {
 	const char *stock_ptxas;     /* the binary that made the stock cubin (NULL: unknown) */
 	const char *base_options;    /* options that made the stock cubin, e.g. "-lineinfo --gpu-name=sm_90a" */
 	const char *arch;            /* "sm_90a" when base_options names none (default from the cubin) */
-	unsigned block_threads;      /* threads per block for the --maxrregcount choice (0: the PTX's
-	                                .maxntid / .reqntid; none: no --maxrregcount variants) */
+	unsigned block_threads;      /* threads per block for the --maxrregcount choice (0 unknown: none;
+	                                none either when the entry has .reqntid/.maxntid, which make
+	                                ptxas 12.8..13.5 ignore --maxrregcount) */
 	double compile_timeout_s;    /* per ptxas run (default 120) */
 	unsigned jobs;               /* parallel compiles (default: online CPUs) */
 	unsigned pairs;              /* quick paired timing per variant (default 100) */
@@ -84,6 +85,8 @@ const st_variant *st_variants_get(const st_variants *v, size_t i);
 size_t st_variants_best(const st_variants *v);
 /* The kernel compared (the entry's name). */
 const char *st_variants_kernel(const st_variants *v);
+/* Why the GPU steps did not run ("GPU steps skipped: ..."), "" once measured. */
+const char *st_variants_note(const st_variants *v);
 /* The table as JSON (schema "sasstune-variants-1"; docs/variants.md), malloc'ed. */
 char *st_variants_json(const st_variants *v);
 void st_variants_free(st_variants *v);

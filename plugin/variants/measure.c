@@ -90,6 +90,8 @@ st_status st_variants_measure(st_variants *s, const st_launch *launch, const st_
 {
 	if (!s || !launch || !o || s->n == 0)
 		return st_error_set(err, ST_EINVAL, "variants: no set, launch or options");
+	if (s->n == 1)
+		return ST_OK; /* stock only: nothing to measure (the note says why) */
 	st_session *ses = NULL;
 	const st_variant *stock = &s->items[0].pub;
 	st_status rc = st_session_open(stock->cubin, stock->cubin_size, launch, &o->runtime, &ses, err);

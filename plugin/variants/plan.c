@@ -3,6 +3,7 @@
 #include "variants_internal.h"
 #include "sasstune/cubin.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -199,12 +200,12 @@ static void check_match(st_variants *s, bool stock_known, bool has_entry)
 			 has_entry ? "" : " (no such .entry in the PTX)");
 }
 
-static bool ptx_has_entry(const char *ptx, size_t len, const char *kernel)
+bool st_vr_ptx_has_entry(const char *ptx, size_t len, const char *kernel)
 {
 	size_t kl = strlen(kernel);
 	for (const char *p = ptx; (p = memmem(p, len - (size_t)(p - ptx), kernel, kl)); p += kl)
-		if (p > ptx && (p[-1] == ' ' || p[-1] == '\t') && (size_t)(p - ptx) + kl < len &&
-		    (p[kl] == '(' || p[kl] == ' ' || p[kl] == '\n' || p[kl] == '\r'))
+		if (p > ptx && isspace((unsigned char)p[-1]) && (size_t)(p - ptx) + kl < len &&
+		    (p[kl] == '(' || isspace((unsigned char)p[kl])))
 			return true;
 	return false;
 }
@@ -255,8 +256,9 @@ st_status st_variants_compile(const char *ptx, size_t ptx_len, const uint8_t *st
 		rc = make_dir(&p, ptx, ptx_len, err);
 	if (rc == ST_OK)
 		rc = stock_cubin(&p, s, stock, stock_size, kernel, err);
-	bool entry = rc == ST_OK && ptx_has_entry(ptx, ptx_len, s->kernel);
-	p.threads = o->block_threads ? o->block_threads : rc == ST_OK ? st_vr_ptx_threads(ptx, ptx_len, s->kernel) : 0;
+	bool entry = rc == ST_OK && st_vr_ptx_has_entry(ptx, ptx_len, s->kernel);
+	/* ptxas ignores --maxrregcount for an entry with .reqntid or .maxntid (12.8, 13.5 checked) */
+	p.threads = rc == ST_OK && !st_vr_ptx_threads(ptx, ptx_len, s->kernel) ? o->block_threads : 0;
 	if (rc == ST_OK && !entry)
 		p.nbins = 0; /* nothing to compile: one row says why */
 	if (rc == ST_OK)
@@ -266,6 +268,8 @@ st_status st_variants_compile(const char *ptx, size_t ptx_len, const uint8_t *st
 		check_match(s, p.stock_known && stock != NULL, entry);
 		if (!entry && s->n == 1)
 			snprintf(s->gpu, sizeof s->gpu, "PTX does not match the cubin (no .entry %.150s in the PTX)", s->kernel);
+		else
+			snprintf(s->gpu, sizeof s->gpu, "GPU steps skipped: not measured (no launch spec)");
 	}
 	plan_free(&p);
 	if (rc != ST_OK) {

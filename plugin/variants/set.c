@@ -105,6 +105,7 @@ st_status st_vr_push(st_variants *s, const st_variant *proto, const uint8_t *cub
 size_t st_variants_count(const st_variants *v) { return v ? v->n : 0; }
 const st_variant *st_variants_get(const st_variants *v, size_t i) { return v && i < v->n ? &v->items[i].pub : NULL; }
 const char *st_variants_kernel(const st_variants *v) { return v ? v->kernel : ""; }
+const char *st_variants_note(const st_variants *v) { return v ? v->gpu : ""; }
 
 size_t st_variants_best(const st_variants *v)
 {

@@ -75,5 +75,7 @@ void st_vr_probe(st_vr_binary *b, double timeout_s);
 size_t st_vr_maxrreg_values(int regs, unsigned threads, int out[2]);
 /* Threads per block from the PTX's .maxntid / .reqntid of `kernel` (0 when absent). */
 unsigned st_vr_ptx_threads(const char *ptx, size_t len, const char *kernel);
+/* Whether the PTX names `kernel` as a whole word before '(' or white space (its .entry). */
+bool st_vr_ptx_has_entry(const char *ptx, size_t len, const char *kernel);
 
 #endif
