@@ -65,6 +65,9 @@ typedef struct st_variants_opts {
 	double confirm_min;          /* the interval's low end must exceed this (default 1.005) */
 	st_runtime_options runtime;  /* the session on the stock cubin */
 	st_variants_progress progress; void *progress_user; /* one line per step, may be NULL */
+	const char *probe_dir;       /* remember each binary's version and knobs here, keyed by its real
+	                                path, size, mtime and inode (NULL: ask every binary every time,
+	                                two runs of ~100 ms each); the pass uses <cache dir>/ptxas-probes */
 } st_variants_opts;
 void st_variants_opts_init(st_variants_opts *o);
 

@@ -54,6 +54,7 @@ typedef struct st_pass_variants_key {
 	bool run;
 	char set[512];
 	char why[160]; /* when !run and the record has PTX: why not, for the log */
+	char probe_dir[4096]; /* <cache dir>/ptxas-probes: the binaries' remembered versions ("" none) */
 } st_pass_variants_key;
 
 /* Resolve the setting and fill vk; point fields->variants / ptxas_options at it

@@ -19,10 +19,11 @@
 #include <time.h>
 
 /* The options both the key and the stage use: the record's binary and options, discovery on. */
-static void opts_for(const st_plugin_kernel2 *k, st_variants_opts *o)
+static void opts_for(const st_plugin_kernel2 *k, const st_pass_variants_key *vk, st_variants_opts *o)
 {
 	st_variants_opts_init(o);
 	o->discover = true;
+	o->probe_dir = vk->probe_dir[0] ? vk->probe_dir : NULL;
 	o->stock_ptxas = k->ptxas_path && *k->ptxas_path ? k->ptxas_path : NULL;
 	o->base_options = k->ptxas_options && *k->ptxas_options ? k->ptxas_options : NULL;
 }
@@ -61,8 +62,12 @@ void st_pass__variants_key(const st_pass_settings *s, const st_plugin_kernel2 *k
 		snprintf(vk->why, sizeof vk->why, "variants off");
 		return;
 	}
+	st_cache *cache = NULL;
+	if (st_cache_open(&cache, s->cache_dir, NULL) == ST_OK) /* creates nothing */
+		snprintf(vk->probe_dir, sizeof vk->probe_dir, "%s/ptxas-probes", st_cache_dir(cache));
+	st_cache_free(cache);
 	st_variants_opts o;
-	opts_for(k, &o);
+	opts_for(k, vk, &o);
 	st_vr_binary *b = NULL;
 	size_t n = 0;
 	st_error err = {0};
@@ -129,7 +134,7 @@ void st_pass__variants_run(const st_pass_variants_key *vk, const st_plugin_kerne
 		return;
 	}
 	st_variants_opts o;
-	opts_for(k, &o);
+	opts_for(k, vk, &o);
 	st_variants *v = NULL;
 	st_error err = {0};
 	double t0 = now_s();

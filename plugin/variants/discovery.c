@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* "Cuda compilation tools, release 13.5, V13.5.37": the V number. */
@@ -28,8 +29,10 @@ static void parse_version(const char *text, char *out, size_t outsz)
 		snprintf(out, outsz, "%.*s", (int)len, p);
 }
 
-void st_vr_probe(st_vr_binary *b, double timeout_s)
+void st_vr_probe(st_vr_binary *b, double timeout_s, const char *memo_dir)
 {
+	if (memo_dir && st_vr_memo_load(memo_dir, b))
+		return;
 	char *argv[3] = {b->path, "--version", NULL};
 	st_vr_run r;
 	st_error e = {0};
@@ -50,13 +53,17 @@ void st_vr_probe(st_vr_binary *b, double timeout_s)
 	const char *h = r.out.data ? (const char *)r.out.data : "";
 	b->usage_level = strstr(h, "--register-usage-level") != NULL;
 	b->maxrreg = strstr(h, "--maxrregcount") != NULL;
+	bool ok = !r.timed_out && r.spawned && WIFEXITED(r.wstatus) && WEXITSTATUS(r.wstatus) == 0;
 	st_buf_free(&r.out);
+	if (memo_dir && ok)
+		st_vr_memo_store(memo_dir, b);
 }
 
 typedef struct list {
 	st_vr_binary *b;
 	size_t n, cap;
 	double timeout_s;
+	const char *memo_dir;
 } list;
 
 /* Add path unless it repeats one already there; probe it. */
@@ -84,7 +91,7 @@ static st_status add(list *l, const char *path, bool must, st_error *err)
 	st_vr_binary *b = &l->b[l->n];
 	memset(b, 0, sizeof *b);
 	snprintf(b->path, sizeof b->path, "%s", path);
-	st_vr_probe(b, l->timeout_s);
+	st_vr_probe(b, l->timeout_s, l->memo_dir);
 	for (size_t i = 0; i < l->n; i++)
 		if (!b->reason[0] && strcmp(b->version, "unknown") && !strcmp(b->version, l->b[i].version))
 			return ST_OK; /* the same compiler again */
@@ -128,7 +135,7 @@ static st_status add_env(list *l, st_error *err)
 
 st_status st_vr_discover(const st_variants_opts *o, st_vr_binary **out, size_t *n, st_error *err)
 {
-	list l = {.timeout_s = o->compile_timeout_s < 10 ? o->compile_timeout_s : 10};
+	list l = {.timeout_s = o->compile_timeout_s < 10 ? o->compile_timeout_s : 10, .memo_dir = o->probe_dir};
 	st_status rc = add(&l, o->stock_ptxas, true, err);
 	for (size_t i = 0; rc == ST_OK && i < o->n_ptxas; i++)
 		rc = add(&l, o->ptxas[i], true, err);

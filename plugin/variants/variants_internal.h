@@ -67,8 +67,12 @@ typedef struct st_vr_binary {
 /* The binaries to try, stock first (when known), without repeats (same real path or the
  * same known version). */
 st_status st_vr_discover(const st_variants_opts *o, st_vr_binary **out, size_t *n, st_error *err);
-/* Ask one binary its version and knobs. */
-void st_vr_probe(st_vr_binary *b, double timeout_s);
+/* Ask one binary its version and knobs; with memo_dir, a remembered answer for the same file
+ * (real path, size, mtime, inode) is used instead, and a new one is written there (probe.c). */
+void st_vr_probe(st_vr_binary *b, double timeout_s, const char *memo_dir);
+/* The remembered answer for b->path (true when found and valid); st_vr_memo_store saves b's. */
+bool st_vr_memo_load(const char *memo_dir, st_vr_binary *b);
+void st_vr_memo_store(const char *memo_dir, const st_vr_binary *b);
 
 /* The --maxrregcount values (at most two, descending) for a kernel of `regs` registers in
  * blocks of `threads` threads on sm_90-class SMs; returns how many. */

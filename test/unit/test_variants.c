@@ -283,6 +283,48 @@ static void test_discovery(void **state)
 	free(stock);
 }
 
+/* The remembered probes: a memo is used for the same file, ignored once the file changes or
+ * when it is garbage, and written after a successful probe. */
+static void test_probe_memo(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/st-variants-memo-XXXXXX", bin[600], memo[600], cmd[2048];
+	assert_non_null(mkdtemp(dir));
+	char *copy = fake("ptxas-copy");
+	snprintf(bin, sizeof bin, "%s/ptxas", dir);
+	snprintf(memo, sizeof memo, "%s/probes", dir);
+	snprintf(cmd, sizeof cmd, "cp '%s' '%s'", copy, bin);
+	assert_int_equal(system(cmd), 0);
+	st_vr_binary b = {0};
+	snprintf(b.path, sizeof b.path, "%s", bin);
+	st_vr_probe(&b, 5, memo);
+	assert_string_equal(b.version, "90.0.1");
+	assert_true(b.usage_level && b.maxrreg);
+	/* the one memo file names this binary; rewrite its version: the next probe must believe it */
+	snprintf(cmd, sizeof cmd, "f=$(ls '%s'/*) && [ $(ls '%s' | wc -l) = 1 ] && head -1 \"$f\" | grep -q '^%s|'"
+		 " && sed -i '2s/.*/77.7.7/' \"$f\"", memo, memo, bin);
+	assert_int_equal(system(cmd), 0);
+	memset(&b, 0, sizeof b);
+	snprintf(b.path, sizeof b.path, "%s", bin);
+	st_vr_probe(&b, 5, memo);
+	assert_string_equal(b.version, "77.7.7");
+	/* the binary changes (mtime): asked again, the memo replaced */
+	snprintf(cmd, sizeof cmd, "touch -d '2001-01-01' '%s'", bin);
+	assert_int_equal(system(cmd), 0);
+	st_vr_probe(&b, 5, memo);
+	assert_string_equal(b.version, "90.0.1");
+	/* garbage in the memo: asked again */
+	snprintf(cmd, sizeof cmd, "for f in '%s'/*; do echo junk > \"$f\"; done", memo);
+	assert_int_equal(system(cmd), 0);
+	memset(&b, 0, sizeof b);
+	snprintf(b.path, sizeof b.path, "%s", bin);
+	st_vr_probe(&b, 5, memo);
+	assert_string_equal(b.version, "90.0.1");
+	snprintf(cmd, sizeof cmd, "rm -r '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+	free(copy);
+}
+
 static void test_helpers(void **state)
 {
 	(void)state;
@@ -407,6 +449,7 @@ int main(void)
 		cmocka_unit_test(test_ptx_mismatch),
 		cmocka_unit_test(test_fake_ptxas),
 		cmocka_unit_test(test_discovery),
+		cmocka_unit_test(test_probe_memo),
 		cmocka_unit_test(test_measure_mock),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
