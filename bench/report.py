@@ -399,7 +399,7 @@ def chart_variants(groups, png):
     ax.set_yticklabels([r["case"] for r in items], fontsize=8)
     ax.set_title("compile variants and the SASS search: speedup over stock Triton", fontsize=10)
     ax.set_xlabel("time(stock) / time(column), 95 % interval; grey band: A/A noise; dashed: the 1.05 target", fontsize=8)
-    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.35), ncol=3)
+    ax.legend(fontsize=7, loc="center right")
     fig.tight_layout()
     fig.savefig(png, dpi=110)
     plt.close(fig)
@@ -504,6 +504,11 @@ def render(runs, png_name, notes=None):
             out.append("")
             out += targets(comb, "%s; the reasons are in each run's list above" % ", ".join("`%s`" % r["case"] for r in comb
                                                                       if not measured(r)))
+            vrows = variants_rows(comb)
+            if vrows:
+                out.append("Compile variants over the %d runs (each kernel once):" % len(rs))
+                out.append("")
+                out += vrows
             never = [c for c in all_cases() if c not in {r["case"] for r in comb}]
             if never:
                 out.append("- Not run at all on this GPU: %s." % ", ".join("`%s`" % c for c in never))
