@@ -123,5 +123,5 @@ int st_cli_parse(int argc, char **argv, const st_cli_args *a)
 			st_cli_error(cmd, "%s is required (see sasstune %s --help)", n->what, cmd);
 			return ST_EXIT_USAGE;
 		}
-	return -1;
+	return st_cli_check_outputs(cmd, a->opts, a->file ? *a->file : NULL); /* cli_out.c */
 }

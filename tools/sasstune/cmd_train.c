@@ -173,6 +173,8 @@ int st_cmd_train(int argc, char **argv)
 	st_cli_args args = {.usage = usage, .opts = opts, .arg = source_arg, .arg_dst = &srcs, .need = need};
 	int code = st_cli_parse(argc, argv, &args);
 	nk = srcs.n;
+	if (code < 0) /* -o must not be one of the kernels' cubins (cli_out.c) */
+		code = st_cli_check_output(argv[0], "-o", out, src, srcs.n);
 	if (code >= 0) {
 		rc = code;
 		goto done;
