@@ -633,6 +633,8 @@ st_status st_tune_apply_policy(const st_tune_kernel *k, const st_policy *p, unsi
 		tjob j;
 		if ((rc = job_open(&j, k, ki->name, &o, 0, err)))
 			break;
+		if (!r->kernel[0]) /* named even when nothing changes; a changed kernel's name wins below */
+			snprintf(r->kernel, sizeof r->kernel, "%s", ki->name);
 		unsigned applied = 0;
 		rc = st_policy_apply(p, job_env(&j), max_steps, margin, &applied, err);
 		unsigned before = applied;
