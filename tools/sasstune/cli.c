@@ -1,4 +1,16 @@
-/* The shared pieces of the sasstune command declared in cli.h. */
+/* The shared pieces of the sasstune command declared in cli.h.
+ *
+ * --help style, for every command (sasstune, each subcommand, sasstune-cc; lit/help-style.test
+ * checks it):
+ *   - the first line is "usage: sasstune CMD ...", continuation lines indented under it;
+ *   - then one or more paragraphs of plain sentences;
+ *   - section headings are lowercase, alone on their line, ending in ':' ("options:",
+ *     "commands:", "environment:", "kernels:", ...); entries under them are indented two
+ *     spaces, their explanations aligned;
+ *   - "options:" lists "  -h, --help" (last);
+ *   - environment variables go under "environment:" as "  NAME  what it does";
+ *   - the text ends with one "exit status: 0 ..., 1 ..., 2 usage error" line;
+ *   - no line is longer than 100 columns. */
 #include "cli.h"
 #include "sasstune/version.h"
 

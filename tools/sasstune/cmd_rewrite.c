@@ -25,7 +25,7 @@ static void usage(FILE *out)
 		     "lists them all.  A permutation is judged as a whole by the independent checker\n"
 		     "(sasstune check).  Printed per kernel: the swaps and control edits applied, and how\n"
 		     "many slots hold another instruction than before.\n\n"
-		     "Schedule (docs/cubin.md):\n"
+		     "schedule (docs/cubin.md):\n"
 		     "  {\"sasstune_schedule\": 1, \"kernels\": {\"KERNEL\": {\"swaps\": [i, ...]}}}\n"
 		     "  {\"sasstune_schedule\": 1, \"kernels\": {\"KERNEL\": {\"permutation\": [old slot for new slot 0, ...]}}}\n"
 		     "  {\"sasstune_schedule\": 1, \"kernels\": {\"KERNEL\": {\"moves\": [i, {\"slot\": i, \"stall\": s, \"yield\": y,\n"
