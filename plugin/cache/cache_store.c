@@ -243,8 +243,10 @@ st_status st_cache_read(st_cache_entry **out, st_cache *c, const char *key, st_e
 	if (strlen(key) == 64)
 		return read_entry(out, c, key, err);
 	DIR *d = opendir(c->root);
-	if (!d)
-		return st_error_set(err, ST_ENOTFOUND, "no cache entry matches %s", key);
+	if (!d && errno == ENOENT)
+		return st_error_set(err, ST_ENOTFOUND, "no cache entry matches %s (%s does not exist)", key, c->root);
+	if (!d) /* say what is wrong (permission denied, not a folder, ...), not "no entry" */
+		return st_error_set(err, ST_EIO, "cannot read the cache folder %s: %s", c->root, strerror(errno));
 	char found[65] = "";
 	int matches = 0;
 	struct dirent *de;

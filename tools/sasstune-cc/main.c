@@ -46,7 +46,8 @@ static void usage(FILE *out)
 		"\n"
 		"options:\n"
 		"  -o OUT           write the cubin (the PTX with --emit-ptx) to OUT; \"-\" is stdout\n"
-		"  --arch ARCH      target GPU (default sm_90): %s\n"
+		"  --arch ARCH      target GPU (default sm_90), one of\n"
+		"                   %s\n"
 		"  --emit-ptx       stop after PTX (no ptxas, no pass)\n"
 		"  --no-pass        stop after ptxas (do not load the plugin)\n"
 		"  --tune           on a cache miss, search for a faster schedule on the GPU (needs --launch)\n"
@@ -168,7 +169,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 		return usage_error("--emit-ptx stops before the pass: it takes no pass options%s", "");
 	if (o->no_pass && (o->tune || o->launch || o->policy || o->mode))
 		return usage_error("--no-pass skips the pass: it takes no pass options%s", "");
-	return 0;
+	const char *inputs[] = {o->input, o->launch, o->policy};
+	return cc_check_output(o->output, inputs, 3);
 }
 
 /* ---- output ----------------------------------------------------------------- */
@@ -261,30 +263,33 @@ static const char *status_name(st_plugin_status s)
  * from the command line.  With no mode flag sasstune-cc does not tune (tuning
  * needs --tune and a launch spec): it asks for cache-only, unless SASSTUNE_MODE
  * in the environment says otherwise. */
-static char *options_json(const struct options *o)
+static char *options_json(const struct options *o, bool no_driver)
 {
 	cJSON *root = cJSON_CreateObject();
 	if (!root)
 		return NULL;
 	const char *env_mode = getenv("SASSTUNE_MODE");
-	const char *mode = o->tune ? "tune" : o->policy ? "policy" : o->mode ? o->mode
+	/* --tune with no driver: only a cache lookup, which (unlike the tune lock) creates nothing */
+	const char *mode = o->tune ? (no_driver ? "cache-only" : "tune") : o->policy ? "policy" : o->mode ? o->mode
 			 : env_mode && *env_mode ? NULL : "cache-only";
 	bool ok = true;
 	if (mode)
 		ok = ok && cJSON_AddStringToObject(root, "mode", mode);
 	if (o->policy)
 		ok = ok && cJSON_AddStringToObject(root, "policy", o->policy);
-	if (o->budget)
+	if (o->budget && !no_driver)
 		ok = ok && cJSON_AddStringToObject(root, "budget", o->budget);
 	char *text = ok ? cJSON_PrintUnformatted(root) : NULL;
 	cJSON_Delete(root);
 	return text;
 }
 
-/* Is there a CUDA driver at all?  (The pass finds out whether a GPU answers.) */
+/* Is there a CUDA driver at all (SASSTUNE_LIBCUDA, as the runtime loads it)?  (The pass finds out
+ * whether a GPU answers.) */
 static bool have_cuda_driver(void)
 {
-	void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+	const char *lib = getenv("SASSTUNE_LIBCUDA");
+	void *h = dlopen(lib && *lib ? lib : "libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
 	if (!h)
 		return false;
 	dlclose(h);
@@ -363,13 +368,15 @@ static int run_pass(const struct options *o, const cc_ptx *ptx, const cc_ptxas *
 	cc_log("plugin: %s %s, API %u, stage %s", pl.info->name ? pl.info->name : "?",
 	       pl.info->version ? pl.info->version : "?", (unsigned)pl.info->api_version,
 	       pl.info->stage ? pl.info->stage : "?");
-	if (o->tune && !have_cuda_driver())
-		cc_msg("note: no CUDA driver here (libcuda.so.1 is missing): tuning needs a GPU; the pass can only "
-		       "apply cached schedules or a policy");
+	bool no_driver = o->tune && !have_cuda_driver();
+	if (no_driver)
+		cc_msg("note: no CUDA driver here (libcuda.so.1 is missing): tuning needs a GPU; the pass only "
+		       "looks up the schedule cache (and creates nothing there)");
 
-	char *opts = options_json(o), *xopts = ptxas_options(o);
+	char *opts = options_json(o, no_driver), *xopts = ptxas_options(o);
 	if (!opts || !xopts) {
 		free(opts);
+		free(xopts);
 		cc_msg("out of memory");
 		cc_plugin_unload(&pl);
 		free(launch);

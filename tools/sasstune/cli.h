@@ -103,4 +103,11 @@ typedef struct st_cli_args {
  * error said on stderr as "sasstune CMD: ...", CMD being argv[0]). */
 int st_cli_parse(int argc, char **argv, const st_cli_args *a);
 
+/* Before any work (st_cli_parse calls it last): OPT's path out must be a file in an existing,
+ * writable folder and not one of inputs (same inode).  -1 to go on, else the exit code (2: empty,
+ * a folder or an input; 1: the folder is missing or not writable), said on stderr. */
+int st_cli_check_output(const char *cmd, const char *opt, const char *out, const char *const *inputs, size_t n);
+/* The same for every "-o" and "--schedule-out" in opts; inputs: file and every other string option. */
+int st_cli_check_outputs(const char *cmd, const st_cli_opt *opts, const char *file);
+
 #endif

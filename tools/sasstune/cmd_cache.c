@@ -206,11 +206,13 @@ static int cmd_list(st_cache *c, const struct opts *o)
 		cJSON_Delete(root);
 		return s.oom ? (st_cli_error("cache", "out of memory"), ST_EXIT_FAIL) : st_cli_fail("cache", &err);
 	}
-	if (o->json)
-		return print_json(root);
+	if (o->json) {
+		int code = print_json(root);
+		return code != ST_EXIT_OK ? code : s.invalid ? ST_EXIT_FAIL : ST_EXIT_OK;
+	}
 	printf("%d %s (%d invalid) in %s\n", s.valid + s.invalid, s.valid + s.invalid == 1 ? "entry" : "entries",
 	       s.invalid, st_cache_dir(c));
-	return ST_EXIT_OK;
+	return s.invalid ? ST_EXIT_FAIL : ST_EXIT_OK; /* as --help says: an invalid entry shown is 1 */
 }
 
 /* ---- show ------------------------------------------------------------------------------ */
