@@ -1,10 +1,8 @@
 #!/usr/bin/env bash
 # The Python package as a user installs it (issue 20), checked from a fresh venv:
-#   1. pip wheel . (scikit-build-core runs CMakeLists.txt; no build isolation, so nothing is
-#      downloaded at build time: scikit-build-core, auditwheel and patchelf come from install-deps.sh),
-#      without sasstune-cc (LLVM stays out of the portable wheel);
-#   2. auditwheel repair: libelf and libcjson vendored into sasstune.libs/ (zlib is on the manylinux
-#      list every such system has), tag py3-none-manylinux_*;
+#   1. scripts/build-wheel.sh: pip wheel . through scikit-build-core (no build isolation, no
+#      sasstune-cc), auditwheel repair (libelf and libcjson vendored into sasstune.libs/);
+#   2. the wheel's name (py3-none-manylinux_*) and files (no LLVM), auditwheel show;
 #   3. python3 -m venv without the system site packages; the repaired wheel, pytest, and the host's
 #      triton package (links to it and its dist-info: 600 MB, used only to compile kernels in tests);
 #   4. from there, with SASSTUNE_LIBRARY unset and no checkout on sys.path: python -m sasstune status
@@ -21,15 +19,11 @@ PY=${PYTHON:-python3}
 T0=$(date +%s)
 fail() { echo "test-wheel: FAIL: $*" >&2; exit 1; }
 step() { echo "test-wheel: $* ($(( $(date +%s) - T0 ))s)"; }
-rm -rf "$W/raw" "$W/dist" "$W/venv" "$W/run"
+rm -rf "$W/venv" "$W/run"
 mkdir -p "$W/run"
 
-step "pip wheel . (log: $W/build.log)"
-CMAKE_BUILD_PARALLEL_LEVEL=${JOBS:-2} $PY -m pip wheel . --no-build-isolation --no-deps -v -w "$W/raw" \
-  -C cmake.define.ST_CC=OFF -C build-dir="$W/cmake" > "$W/build.log" 2>&1 || { tail -n 30 "$W/build.log"; fail "pip wheel"; }
-step "auditwheel repair"
-$PY -m auditwheel repair "$W"/raw/sasstune-*.whl -w "$W/dist" > "$W/repair.log" 2>&1 || { cat "$W/repair.log"; fail "auditwheel repair"; }
-WHL=$(ls "$W"/dist/sasstune-*.whl)
+step "scripts/build-wheel.sh (logs: $W/build.log, $W/repair.log)"
+WHL=$(bash scripts/build-wheel.sh "$W") || fail "scripts/build-wheel.sh"
 case $(basename "$WHL") in sasstune-*-py3-none-manylinux_*_x86_64.whl) ;; *) fail "unexpected wheel name $WHL" ;; esac
 $PY -m auditwheel show "$WHL" > "$W/show.log" 2>&1 || { cat "$W/show.log"; fail "auditwheel show"; }
 files=$($PY -m zipfile -l "$WHL")
@@ -44,9 +38,10 @@ step "venv (no system site packages)"
 $PY -m venv --without-pip "$W/venv"
 V=$W/venv/bin/python
 SITE=$($V -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
-pipv() { $PY -m pip --python "$V" "$@" 2>&1 | grep -v '^\[notice\]' || true; }
-pipv install -q --no-index --no-deps "$WHL"
-pipv install -q pytest
+pipv() { local out; out=$($PY -m pip --python "$V" "$@" 2>&1) || { echo "$out"; return 1; }
+         [ -z "$out" ] || grep -v '^\[notice\]' <<<"$out" || true; }
+pipv install -q --no-index --no-deps "$WHL" || fail "pip install $WHL"
+pipv install -q pytest || fail "pip install pytest"
 # triton and its metadata (its backends are found through its entry points), linked
 TRITON=$(cd / && $PY -c 'import importlib.metadata as m, os, triton
 print(os.path.dirname(triton.__file__)); print(m.distribution("triton")._path)')
