@@ -1,5 +1,6 @@
 # lit configuration for the sasstune command suite.
 import os
+import sys
 import lit.formats
 
 config.name = "sasstune"
@@ -13,6 +14,7 @@ config.substitutions.append(("%sasstune-cc", os.path.join(config.st_build_dir, "
 config.substitutions.append(("%sasstune", os.path.join(config.st_build_dir, "sasstune")))
 config.substitutions.append(("%libsasstune", os.path.join(config.st_build_dir, "libsasstune.so")))
 config.substitutions.append(("%fixtures", config.st_fixtures))
+config.substitutions.append(("%python", sys.executable))
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
 config.substitutions.append(("FileCheck", config.st_filecheck))
 config.substitutions.append(("%nvdisasm", os.path.join(config.st_triton_bin, "nvdisasm")))

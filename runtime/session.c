@@ -427,7 +427,7 @@ st_status st_session_verify(st_session *s, const uint8_t *cubin, size_t size, st
 		return st_error_set(err, ST_EINVAL, "st_session_verify: no cubin");
 	st_status rc = ensure_worker(s, err);
 	if (rc != ST_OK)
-		return st_error_wrap(err, "starting a new worker");
+		return st_error_wrap(err, "starting a new worker"), rc;
 	s->info.last_load_ms = 0;
 	s->info.regs = s->info.local_bytes = 0;
 	st_rt_writer w = {0};
@@ -462,7 +462,7 @@ static st_status timing(st_session *s, const uint8_t *a, size_t na, const uint8_
 		return st_error_set(err, ST_EINVAL, "at most %u pairs", MAX_PAIRS);
 	st_status rc = ensure_worker(s, err);
 	if (rc != ST_OK)
-		return st_error_wrap(err, "starting a new worker");
+		return st_error_wrap(err, "starting a new worker"), rc;
 	st_rt_writer w = {0};
 	st_rt_put_u32(&w, pairs);
 	st_rt_put_u32(&w, flags);

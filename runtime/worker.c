@@ -767,7 +767,7 @@ static st_status do_init(worker *w, st_rt_reader *rd, st_rt_writer *out, st_erro
 	if ((rc = setup_buffers(w, err)) != ST_OK)
 		return rc;
 	if ((rc = load_module(w, cubin, cubin_size, &w->mods[0], err)) != ST_OK)
-		return st_error_wrap(err, "reference");
+		return st_error_wrap(err, "reference"), rc;
 	/* reference outputs: each set once, then again to see if they repeat;
 	 * the first run must end within the caller's timeout, the rest is paced by it */
 	progress(w, 0);
@@ -776,7 +776,7 @@ static st_status do_init(worker *w, st_rt_reader *rd, st_rt_writer *out, st_erro
 		double t1 = st_rt_now_ms();
 		if ((rc = run_set(w, &w->mods[0], k, err)) != ST_OK ||
 		    (rc = check_outputs(w, k, true, true, err)) != ST_OK)
-			return st_error_wrap(err, "reference");
+			return st_error_wrap(err, "reference"), rc;
 		if (k == 0)
 			progress(w, (st_rt_now_ms() - t1) * (2.0 * w->sets + 14) + w->warmup_ms);
 	}
@@ -786,11 +786,11 @@ static st_status do_init(worker *w, st_rt_reader *rd, st_rt_writer *out, st_erro
 			w->deterministic = false;
 			k = 0;
 			if ((rc = run_set(w, &w->mods[0], k, err)) != ST_OK)
-				return st_error_wrap(err, "reference");
+				return st_error_wrap(err, "reference"), rc;
 			break;
 		}
 		if ((rc = run_set(w, &w->mods[0], k, err)) != ST_OK)
-			return st_error_wrap(err, "reference");
+			return st_error_wrap(err, "reference"), rc;
 		st_error e2 = {0};
 		rc = check_outputs(w, k, false, true, &e2);
 		if (rc == ST_EMISMATCH) {
@@ -807,7 +807,7 @@ static st_status do_init(worker *w, st_rt_reader *rd, st_rt_writer *out, st_erro
 					    w->tol, e2.msg);
 	}
 	if ((rc = measure_kernel(w, err)) != ST_OK)
-		return st_error_wrap(err, "reference");
+		return st_error_wrap(err, "reference"), rc;
 	uint64_t digest = 0;
 	for (size_t i = 0; i < nslots(w); i++)
 		for (unsigned set = 0; w->bufs[i].ref && set < w->sets; set++)

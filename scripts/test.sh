@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Build sasstune with ASan+UBSan and run every CPU test: unit tests (cmocka),
-# fuzz-corpus replays, the lit suite, and a short libFuzzer run of each fuzz target.
+# fuzz-corpus replays, the lit suite, the Python adapter's tests (against a build, then from the
+# installed wheel: scripts/test-wheel.sh), and a short libFuzzer run of each fuzz target.
 # Installs missing dependencies first (Debian 12, as root).
 #   scripts/test.sh            everything
 #   FUZZ_SECONDS=0 scripts/test.sh   skip the libFuzzer runs
@@ -9,7 +10,13 @@ cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 JOBS=${JOBS:-$(nproc)}
 BUILD=${BUILD:-build/test}
-cmake -S . -B "$BUILD" -DST_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
+# A missing test prerequisite fails the run (never a silently skipped suite): cmocka, lit and
+# FileCheck through the configure (ST_REQUIRE_TEST_DEPS), pytest and matplotlib here, imported from /
+# (the repo's own folders must not stand in for packages).
+for m in pytest matplotlib; do
+  (cd / && python3 -c "import $m") >/dev/null 2>&1 || { echo "test.sh: python module '$m' is missing (scripts/install-deps.sh installs it)" >&2; exit 1; }
+done
+cmake -S . -B "$BUILD" -DST_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DST_REQUIRE_TEST_DEPS=ON >/dev/null
 cmake --build "$BUILD" -j "$JOBS"
 (cd "$BUILD" && ctest --output-on-failure -j "$JOBS")
 cmake -S . -B build/py -DCMAKE_BUILD_TYPE=Debug -DST_TESTS=OFF >/dev/null && cmake --build build/py -j "$JOBS" --target sasstune sasstune_worker >/dev/null
@@ -17,6 +24,8 @@ cmake -S . -B build/py -DCMAKE_BUILD_TYPE=Debug -DST_TESTS=OFF >/dev/null && cma
 # then the benchmark suite's CPU checks (every bench kernel compiles for sm_90, specs, report).
 SASSTUNE_LIBRARY=$PWD/build/py/libsasstune.so python3 -m pytest -q -p no:cacheprovider python/tests
 python3 -m pytest -q -p no:cacheprovider bench/test_bench_compile.py
+# The Python package as a user installs it: wheel, auditwheel repair, a fresh venv, its tests there.
+bash scripts/test-wheel.sh
 
 FUZZ_SECONDS=${FUZZ_SECONDS:-20}
 if [ "$FUZZ_SECONDS" != 0 ] && ls test/fuzz/fuzz_*.c >/dev/null 2>&1; then

@@ -2,12 +2,14 @@
  *
  * An entry maps a key (SHA-256 over the original cubin's SHA-256, the kernel,
  * the GPU name, its compute capability, the driver and ptxas versions, the
- * legality model's version and the move families) to a tuned result: the
+ * legality model's version and the move families, plus the variant set and base
+ * ptxas options when the compile-variants stage ran) to a tuned result: the
  * schedule (an opaque JSON object, see schedule.h), the confirmed speedup with
  * its interval, the verification record, provenance, and the tuned cubin bytes
  * (stored beside the entry, their SHA-256 checked on every read); or to a
- * negative result: "tuned, nothing beat stock" (best ratio seen, why).  Writes are atomic; an entry that is corrupt,
- * of another schema or does not match its key is reported and never used.
+ * negative result: "tuned, nothing beat stock" (best ratio seen, why).  Writes
+ * are atomic; an entry that is corrupt, of another schema or does not match its
+ * key is reported and never used.
  * Layout and formats: docs/cache.md.  Functions are safe to call from several
  * threads on different st_cache handles.
  */
@@ -35,7 +37,11 @@ typedef struct st_cache_lock st_cache_lock;   /* a held per-key tuning lock */
 typedef struct st_cache_key_fields {
 	const char *cubin_sha256; /* required: 64 lowercase hex digits of the original cubin */
 	const char *kernel, *gpu_name, *compute_capability, *driver_version, *ptxas_version, *sasstune_version;
-	const char *legality_version, *moves;
+	/* Optional, NULL or "" = absent (then not hashed: the key is the one made without them): set
+	 * when the compile-variants stage ran: "on:" + the ptxas versions it could use, and the base
+	 * ptxas options the variants were compiled with. */
+	const char *variants, *ptxas_options;
+	const char *legality_version, *moves; /* always hashed (key format 2) */
 } st_cache_key_fields;
 
 /* What a tuning run stores.  Everything is borrowed for the duration of the call. */
@@ -47,6 +53,9 @@ typedef struct st_cache_record {
 	const char *date;              /* "YYYY-MM-DDTHH:MM:SSZ", NULL means now */
 	const uint8_t *tuned_cubin;
 	size_t tuned_cubin_size;
+	/* Optional (NULL = no "variant" in the entry): the compile variant the tuned cubin was made
+	 * from: its ptxas version and extra options ("" for none). */
+	const char *variant_ptxas_version, *variant_options;
 	/* negative: tuning ran and nothing beat stock.  Then only method, budget, date, best_ratio
 	 * (the best original/candidate ratio seen, >= 0) and why (NULL: "unknown") are stored. */
 	int negative;
@@ -64,6 +73,8 @@ typedef struct st_cache_info {
 	const uint8_t *tuned_cubin;   /* checked against tuned_sha256 */
 	size_t tuned_cubin_size;
 	const char *tuned_sha256;
+	const char *variants, *ptxas_options;                /* optional key fields, NULL when absent */
+	const char *variant_ptxas_version, *variant_options; /* the record's variant, NULL when absent */
 	const char *legality_version, *moves; /* "none" for entries keyed before legality versions */
 	int stale;                    /* legality_version is not this library's: never served */
 	int negative;                 /* nothing beat stock: no schedule, speedup or cubin (all 0/NULL) */

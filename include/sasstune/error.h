@@ -43,7 +43,10 @@ const char *st_status_str(st_status code);
 st_status st_error_set(st_error *err, st_status code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-/* Prefix the message already in err with "what: ", keeping its code. */
+/* Prefix the message already in err with "what: ", keeping its code, and return
+ * that code.  It never returns ST_OK: with err NULL (or holding no code) it
+ * cannot know the failure and returns ST_EINVAL, so a caller that has the
+ * status in hand returns its own: `return st_error_wrap(err, "ctx"), rc;`. */
 st_status st_error_wrap(st_error *err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 

@@ -70,7 +70,7 @@ typedef struct st_sass_kernel st_sass_kernel;
 typedef struct st_cubin st_cubin;
 typedef struct st_sass_opts {
 	const char *listing;  /* read this `nvdisasm -hex -c` listing instead of running nvdisasm */
-	const char *nvdisasm; /* this nvdisasm (else SASSTUNE_NVDISASM, ptxas_dir, CUDA_HOME, PATH) */
+	const char *nvdisasm; /* this nvdisasm (else SASSTUNE_NVDISASM, ptxas_dir, Triton's, CUDA_HOME, PATH: docs/sass.md) */
 	const char *ptxas_dir;/* folder of the ptxas that built the cubin, when known */
 	int timeout_ms;       /* for nvdisasm; 0 = 60 s */
 } st_sass_opts;

@@ -12,7 +12,8 @@
 
 /* Key text format 2 (this one): the six identity fields, the legality model's version and the
  * move families; the sasstune version is recorded in the entry but not keyed.  Format 1 (entries
- * written before legality versions) keyed the six fields and the sasstune version. */
+ * written before legality versions) keyed the six fields and the sasstune version.  In both, the
+ * optional compile-variants fields (variants, ptxas_options) follow when present. */
 static const char *const key2_names[] = {"cubin_sha256",   "kernel",	    "gpu_name",		"compute_capability",
 					 "driver_version", "ptxas_version", "legality_version", "moves"};
 static const char *const key1_names[] = {"cubin_sha256",   "kernel",	    "gpu_name", "compute_capability",
@@ -55,6 +56,27 @@ void st_cache__normalize(const st_cache_key_fields *in, st_cache_key_fields *out
 		out->legality_version = ST_STR(ST_LEGALITY_VERSION);
 	if (!out->moves || !*out->moves)
 		out->moves = ST_SCHED_MOVE_FAMILIES;
+	if (out->variants && !*out->variants)
+		out->variants = NULL; /* optional fields: "" is absent */
+	if (out->ptxas_options && !*out->ptxas_options)
+		out->ptxas_options = NULL;
+}
+
+/* "name=<length>:<value>\n" into the hash, after checking the value. */
+static st_status hash_field(st_sha256 *s, const char *name, const char *v, st_error *err)
+{
+	size_t n = strnlen(v, ST_CACHE_FIELD_MAX + 1);
+	if (n > ST_CACHE_FIELD_MAX)
+		return st_error_set(err, ST_EINVAL, "cache key: %s is longer than %d bytes", name, ST_CACHE_FIELD_MAX);
+	for (size_t j = 0; j < n; j++)
+		if ((unsigned char)v[j] < 0x20 || v[j] == 0x7f)
+			return st_error_set(err, ST_EINVAL, "cache key: %s has a control character at byte %zu", name, j);
+	char head[64];
+	int hn = snprintf(head, sizeof head, "%s=%zu:", name, n);
+	st_sha256_update(s, head, (size_t)hn);
+	st_sha256_update(s, v, n);
+	st_sha256_update(s, "\n", 1);
+	return ST_OK;
 }
 
 const char *st_cache__legality_version(void) { return ST_STR(ST_LEGALITY_VERSION); }
@@ -85,22 +107,18 @@ st_status st_cache__key_format(const st_cache_key_fields *fields, int format, ch
 	st_sha256_init(&s);
 	const char *tag = format == 1 ? "sasstune-cache-key/1\n" : "sasstune-cache-key/2\n";
 	st_sha256_update(&s, tag, strlen(tag));
-	for (int i = 0; i < nf; i++) {
-		const char *v = vals[i];
-		size_t n = strnlen(v, ST_CACHE_FIELD_MAX + 1);
-		if (n > ST_CACHE_FIELD_MAX)
-			return st_error_set(err, ST_EINVAL, "cache key: %s is longer than %d bytes", names[i],
-					    ST_CACHE_FIELD_MAX);
-		for (size_t j = 0; j < n; j++)
-			if ((unsigned char)v[j] < 0x20 || v[j] == 0x7f)
-				return st_error_set(err, ST_EINVAL,
-						    "cache key: %s has a control character at byte %zu", names[i], j);
-		char head[64];
-		int hn = snprintf(head, sizeof head, "%s=%zu:", names[i], n);
-		st_sha256_update(&s, head, (size_t)hn);
-		st_sha256_update(&s, v, n);
-		st_sha256_update(&s, "\n", 1);
-	}
+	st_status rc = ST_OK;
+	for (int i = 0; rc == ST_OK && i < nf; i++)
+		rc = hash_field(&s, names[i], vals[i], err);
+	/* optional fields, after the fixed ones in both formats: hashed only when present, so keys
+	 * made without them are unchanged */
+	const char *opt[] = {f.variants, f.ptxas_options};
+	static const char *const opt_names[] = {"variants", "ptxas_options"};
+	for (int i = 0; rc == ST_OK && i < 2; i++)
+		if (opt[i])
+			rc = hash_field(&s, opt_names[i], opt[i], err);
+	if (rc != ST_OK)
+		return rc;
 	uint8_t d[ST_SHA256_SIZE];
 	st_sha256_final(&s, d);
 	st_sha256_hex(d, key_out);

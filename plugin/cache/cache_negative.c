@@ -44,9 +44,11 @@ st_status st_cache__parse_negative(st_cache_entry *e, const cJSON *root, st_erro
 	if (!cJSON_IsObject(neg) || !cJSON_IsNumber(r) || !ratio_ok(r->valuedouble) || !cJSON_IsString(w) ||
 	    !w->valuestring || !*w->valuestring || !printable(w->valuestring))
 		return st_error_set(err, ST_EFORMAT, "negative entry needs a best_ratio in [0, 1e6) and a printable why");
-	/* A negative entry names no cubin and no schedule: one that does is not ours. */
-	if (cJSON_GetObjectItemCaseSensitive(root, "tuned_cubin") || cJSON_GetObjectItemCaseSensitive(root, "schedule"))
-		return st_error_set(err, ST_EFORMAT, "negative entry also has a schedule or a tuned cubin");
+	/* A negative entry names no cubin, no schedule and no variant (the variant a tuned cubin was
+	 * made from): one that does is not ours. */
+	if (cJSON_GetObjectItemCaseSensitive(root, "tuned_cubin") || cJSON_GetObjectItemCaseSensitive(root, "schedule") ||
+	    cJSON_GetObjectItemCaseSensitive(root, "variant"))
+		return st_error_set(err, ST_EFORMAT, "negative entry also has a schedule, a tuned cubin or a variant");
 	e->info.negative = 1;
 	e->info.best_ratio = r->valuedouble;
 	e->info.why = w->valuestring;

@@ -201,6 +201,9 @@ static st_status read_entry(st_cache_entry **out, st_cache *c, const char *key, 
 	return rc;
 }
 
+/* Optional key fields: both absent, or the same text. */
+static int same_optional(const char *a, const char *b) { return (!a && !b) || (a && b && !strcmp(a, b)); }
+
 st_status st_cache_lookup(st_cache_entry **out, st_cache *c, const st_cache_key_fields *fields, st_error *err)
 {
 	*out = NULL;
@@ -218,7 +221,8 @@ st_status st_cache_lookup(st_cache_entry **out, st_cache *c, const st_cache_key_
 	if (strcmp(f.cubin_sha256, i->cubin_sha256) || strcmp(f.kernel, i->kernel) || strcmp(f.gpu_name, i->gpu_name) ||
 	    strcmp(f.compute_capability, i->compute_capability) || strcmp(f.driver_version, i->driver_version) ||
 	    strcmp(f.ptxas_version, i->ptxas_version) || strcmp(f.legality_version, i->legality_version) ||
-	    strcmp(f.moves, i->moves)) {
+	    strcmp(f.moves, i->moves) || !same_optional(f.variants, i->variants) ||
+	    !same_optional(f.ptxas_options, i->ptxas_options)) {
 		st_cache_entry_free(e);
 		return st_error_set(err, ST_EFORMAT, "entry %.12s...: its fields differ from the ones looked up", key);
 	}
@@ -244,8 +248,10 @@ st_status st_cache_read(st_cache_entry **out, st_cache *c, const char *key, st_e
 	if (strlen(key) == 64)
 		return read_entry(out, c, key, err);
 	DIR *d = opendir(c->root);
-	if (!d)
-		return st_error_set(err, ST_ENOTFOUND, "no cache entry matches %s", key);
+	if (!d && errno == ENOENT)
+		return st_error_set(err, ST_ENOTFOUND, "no cache entry matches %s (%s does not exist)", key, c->root);
+	if (!d) /* say what is wrong (permission denied, not a folder, ...), not "no entry" */
+		return st_error_set(err, ST_EIO, "cannot read the cache folder %s: %s", c->root, strerror(errno));
 	char found[65] = "";
 	int matches = 0;
 	struct dirent *de;

@@ -95,6 +95,11 @@ void st_refs_free(st_refs *r);
 /* Analyse kernel k of (image, view) once; results cached in view->refs[k]. */
 const st_refs *st_refs_get(const uint8_t *image, st_cubin_view *v, unsigned sm, size_t k);
 
+/* Rewrite .debug_line and .nv_debug_line_sass in img (whose code has been permuted by cum:
+ * per kernel, NULL = unmoved) from their original bytes in orig, so that every instruction keeps
+ * its line; a table that cannot be rewritten in its own bytes is dropped (plugin/cubin/lines_rewrite.c). */
+void st_lines_rewrite(uint8_t *img, const uint8_t *orig, const st_cubin_view *v, const uint32_t *const *cum);
+
 /* Instruction-word helpers (plugin/cubin/insn.c). */
 typedef struct st_word {
 	uint64_t lo, hi;

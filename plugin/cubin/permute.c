@@ -8,24 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Zero the line tables (and their relocations) and set their sizes to 0: they map addresses
- * to source lines and would be wrong after a move (docs/cubin.md). */
-static void drop_line_tables(uint8_t *img, const st_cubin_view *v)
-{
-	uint64_t shoff = st_le64(img + 0x28);
-	for (size_t i = 0; i < v->nsections; i++) {
-		const st_section *s = &v->sections[i];
-		bool line = !strcmp(s->name, ".debug_line") || !strcmp(s->name, ".nv_debug_line_sass");
-		bool rel = (s->type == SHT_REL || s->type == SHT_RELA) && s->info < v->nsections &&
-			   (!strcmp(v->sections[s->info].name, ".debug_line") ||
-			    !strcmp(v->sections[s->info].name, ".nv_debug_line_sass"));
-		if (!line && !rel)
-			continue;
-		memset(img + s->offset, 0, s->size);
-		st_put_le64(img + shoff + i * sizeof(Elf64_Shdr) + 32, 0); /* sh_size */
-	}
-}
-
 static st_status apply(uint8_t *img, const uint8_t *orig, const st_refs *r, const st_kernel_info *ki, unsigned sm,
 		       const uint32_t *cum, uint32_t *newpos, const char *name, st_error *err)
 {
@@ -98,6 +80,7 @@ st_status st_cubin_permute(st_cubin *c, size_t k, const uint32_t *perm, size_t n
 	st_status rc = ST_OK;
 	uint8_t *img = NULL;
 	uint32_t *newpos = NULL;
+	const uint32_t **all = NULL; /* each kernel's cumulative permutation, NULL: unmoved */
 	st_cubin_view nv = {0};
 	bool *seen = calloc(n ? n : 1, sizeof *seen);
 	uint32_t *cum = malloc((n ? n : 1) * sizeof *cum);
@@ -158,7 +141,8 @@ st_status st_cubin_permute(st_cubin *c, size_t k, const uint32_t *perm, size_t n
 		if (c->ov.kernels[kk].insn_count > maxn)
 			maxn = c->ov.kernels[kk].insn_count;
 	newpos = malloc(maxn * sizeof *newpos);
-	if (!img || !newpos) {
+	all = calloc(c->ov.nkernels ? c->ov.nkernels : 1, sizeof *all);
+	if (!img || !newpos || !all) {
 		rc = st_error_set(err, ST_ENOMEM, "out of memory");
 		goto out;
 	}
@@ -166,6 +150,7 @@ st_status st_cubin_permute(st_cubin *c, size_t k, const uint32_t *perm, size_t n
 	bool moved = false;
 	for (size_t kk = 0; kk < c->ov.nkernels; kk++) {
 		const uint32_t *cm = kk == k ? (identity ? NULL : cum) : c->cum[kk];
+		all[kk] = cm;
 		if (!cm)
 			continue;
 		moved = true;
@@ -174,7 +159,7 @@ st_status st_cubin_permute(st_cubin *c, size_t k, const uint32_t *perm, size_t n
 			goto out;
 	}
 	if (moved)
-		drop_line_tables(img, &c->ov);
+		st_lines_rewrite(img, c->orig, &c->ov, all);
 	unsigned sm, osabi;
 	uint32_t eflags;
 	if ((rc = st_cubin_parse(c->name, img, c->size, &sm, &osabi, &eflags, &nv, err))) {
@@ -195,5 +180,6 @@ out:
 	free(cum);
 	free(img);
 	free(newpos);
+	free(all);
 	return rc;
 }

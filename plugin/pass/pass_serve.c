@@ -64,15 +64,26 @@ st_pass_serve st_pass__serve(const st_pass_settings *s, st_cache *cache, st_cach
 		return ST_SERVE_TUNED;
 	st_error err = {0};
 	if (recheck(cubin, size, i, &err) != ST_OK) {
-		snprintf(msg, n, "entry made by sasstune %.40s not served: the checker refused it (%.300s)",
-			 i->sasstune_version, err.msg);
+		/* A compile variant's cubin is not a rewrite of the stock one: the checker refuses it. */
+		snprintf(msg, n, "entry made by sasstune %.40s not served: the checker refused it (%.300s%s%.40s)",
+			 i->sasstune_version, err.msg, i->variant_ptxas_version ? "; made from a ptxas variant " : "",
+			 i->variant_ptxas_version ? i->variant_ptxas_version : "");
 		return ST_SERVE_MISS;
 	}
-	/* Passed: record it as ours, so that later hits need no re-check. */
-	st_cache_key_fields f = {i->cubin_sha256,   i->kernel,	      i->gpu_name, i->compute_capability,
-				 i->driver_version, i->ptxas_version, NULL,	   i->legality_version,
-				 i->moves};
-	st_cache_record rec = {.schedule_json = st_cache_entry_schedule(e),
+	/* Passed: record it as ours (same key, variant kept), so that later hits need no re-check. */
+	st_cache_key_fields f = {.cubin_sha256 = i->cubin_sha256,
+				 .kernel = i->kernel,
+				 .gpu_name = i->gpu_name,
+				 .compute_capability = i->compute_capability,
+				 .driver_version = i->driver_version,
+				 .ptxas_version = i->ptxas_version,
+				 .variants = i->variants,
+				 .ptxas_options = i->ptxas_options,
+				 .legality_version = i->legality_version,
+				 .moves = i->moves};
+	st_cache_record rec = {.variant_ptxas_version = i->variant_ptxas_version,
+			       .variant_options = i->variant_options,
+			       .schedule_json = st_cache_entry_schedule(e),
 			       .verification_json = st_cache_entry_verification(e),
 			       .speedup = i->speedup,
 			       .speedup_low = i->speedup_low,

@@ -1,4 +1,4 @@
-/* Finding and running nvdisasm: posix_spawn with pipes, no shell, with a timeout. */
+/* Running nvdisasm: posix_spawn with pipes, no shell, with a timeout (finding it: nvdisasm_find.c). */
 #include "sass_internal.h"
 #include "util/util.h"
 
@@ -17,12 +17,6 @@
 
 extern char **environ;
 
-static int is_exec(const char *p)
-{
-	struct stat st;
-	return p && *p && stat(p, &st) == 0 && S_ISREG(st.st_mode) && access(p, X_OK) == 0;
-}
-
 static char *join(const char *dir, const char *sub, const char *name)
 {
 	size_t n = strlen(dir) + (sub ? strlen(sub) : 0) + strlen(name) + 3;
@@ -30,60 +24,6 @@ static char *join(const char *dir, const char *sub, const char *name)
 	if (p)
 		snprintf(p, n, "%s/%s%s%s", dir, sub ? sub : "", sub ? "/" : "", name);
 	return p;
-}
-
-st_status st_nvdisasm_find(const char *explicit_path, const char *ptxas_dir, char **out, st_error *err)
-{
-	*out = NULL;
-	const char *env = getenv("SASSTUNE_NVDISASM");
-	const char *first = explicit_path && *explicit_path ? explicit_path : env && *env ? env : NULL;
-	if (first) {
-		if (!is_exec(first))
-			return st_error_set(err, ST_ENOTFOUND, "nvdisasm: %s is not an executable file%s", first,
-					    explicit_path && *explicit_path ? "" : " (from SASSTUNE_NVDISASM)");
-		*out = strdup(first);
-		return *out ? ST_OK : st_error_set(err, ST_ENOMEM, "nvdisasm: out of memory");
-	}
-	char *cand;
-	if (ptxas_dir && *ptxas_dir) {
-		if (!(cand = join(ptxas_dir, NULL, "nvdisasm")))
-			return st_error_set(err, ST_ENOMEM, "nvdisasm: out of memory");
-		if (is_exec(cand)) {
-			*out = cand;
-			return ST_OK;
-		}
-		free(cand);
-	}
-	const char *cuda = getenv("CUDA_HOME");
-	if (cuda && *cuda) {
-		if (!(cand = join(cuda, "bin", "nvdisasm")))
-			return st_error_set(err, ST_ENOMEM, "nvdisasm: out of memory");
-		if (is_exec(cand)) {
-			*out = cand;
-			return ST_OK;
-		}
-		free(cand);
-	}
-	const char *path = getenv("PATH");
-	while (path && *path) {
-		const char *colon = strchr(path, ':');
-		size_t len = colon ? (size_t)(colon - path) : strlen(path);
-		if (len && len < 4096) {
-			char dir[4096];
-			memcpy(dir, path, len);
-			dir[len] = 0;
-			if (!(cand = join(dir, NULL, "nvdisasm")))
-				return st_error_set(err, ST_ENOMEM, "nvdisasm: out of memory");
-			if (is_exec(cand)) {
-				*out = cand;
-				return ST_OK;
-			}
-			free(cand);
-		}
-		path = colon ? colon + 1 : NULL;
-	}
-	return st_error_set(err, ST_ENOTFOUND,
-			    "nvdisasm not found (set SASSTUNE_NVDISASM, CUDA_HOME or PATH, or pass a listing)");
 }
 
 static long long now_ms(void)
@@ -102,7 +42,7 @@ static st_status temp_cubin(const uint8_t *data, size_t size, char **path, st_er
 	char *p = join(dir, NULL, "sasstune-XXXXXX");
 	if (!p)
 		return st_error_set(err, ST_ENOMEM, "nvdisasm: out of memory");
-	int fd = mkstemp(p);
+	int fd = mkostemp(p, O_CLOEXEC);
 	if (fd < 0) {
 		st_status s = st_error_set(err, ST_EIO, "nvdisasm: cannot create a temporary file in %s: %s", dir,
 					   strerror(errno));
@@ -152,7 +92,8 @@ st_status st_nvdisasm_run(const char *tool, const char *const *args, const uint8
 	pid_t pid = -1;
 	posix_spawn_file_actions_t fa;
 	int have_fa = 0;
-	if (pipe(po) || pipe(pe)) {
+	/* close-on-exec: a child spawned by another thread at the same time must not hold our pipe ends */
+	if (pipe2(po, O_CLOEXEC) || pipe2(pe, O_CLOEXEC)) {
 		s = st_error_set(err, ST_ETOOL, "nvdisasm: pipe: %s", strerror(errno));
 		goto done;
 	}

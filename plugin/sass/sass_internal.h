@@ -49,7 +49,8 @@ struct st_analysis {
 /* word: the instruction's 16 bytes (for operands nvdisasm does not print), or NULL. */
 st_status st_sass_analyze(int sm, const char *text, const uint8_t *word, struct st_analysis *a, st_error *err);
 
-/* nvdisasm: find it (explicit path, SASSTUNE_NVDISASM, ptxas_dir, CUDA_HOME/bin, PATH), run it
+/* nvdisasm: find it (explicit path, SASSTUNE_NVDISASM, ptxas_dir, TRITON_PTXAS_PATH's folder,
+ * CUDA_HOME/bin, Triton's bundled one, PATH: nvdisasm_find.c), run it
  * on cubin bytes (args before the file name), collect stdout.  *out is malloc'ed, NUL-ended. */
 st_status st_nvdisasm_find(const char *explicit_path, const char *ptxas_dir, char **out, st_error *err);
 st_status st_nvdisasm_run(const char *tool, const char *const *args, const uint8_t *cubin, size_t size,

@@ -303,7 +303,7 @@ static st_status build_map(ck *c, const uint8_t *code, bool *ok, st_error *err)
 		free(coarse);
 		free(used);
 		free(usedc);
-		return st_error_set(err, ST_ENOMEM, "check: out of memory");
+		return st_error_set(err, ST_ENOMEM, "out of memory");
 	}
 	for (uint32_t i = 0; i < n; i++) {
 		bool rel = (c->in[i].flags & ST_F_PCREL) || (c->refslot && c->refslot[i]);
@@ -511,7 +511,7 @@ static void check_latencies(ck *c)
 {
 	int32_t *bt = calloc(c->nb ? c->nb : 1, sizeof *bt);
 	if (!bt) {
-		violation(c, 0, "check: out of memory for the latency walk");
+		violation(c, 0, "out of memory for the latency walk");
 		return;
 	}
 	for (size_t b = 0; b < c->nb; b++)
@@ -744,7 +744,7 @@ st_status st_check_kernel(const st_cubin *orig, const st_cubin *tuned, const cha
 		*violations = 0;
 	size_t ko = st_cubin_find_kernel(orig, name), kt = st_cubin_find_kernel(tuned, name);
 	if (ko == ST_CUBIN_NONE || kt == ST_CUBIN_NONE)
-		return st_error_set(err, ST_ENOTFOUND, "check: no kernel named '%s' in %s", name,
+		return st_error_set(err, ST_ENOTFOUND, "no kernel named '%s' in %s", name,
 				    ko == ST_CUBIN_NONE ? st_cubin_name(orig) : st_cubin_name(tuned));
 	size_t tsize;
 	const uint8_t *tcode = st_cubin_code(tuned, kt, &tsize);
@@ -761,7 +761,7 @@ st_status st_check_kernel(const st_cubin *orig, const st_cubin *tuned, const cha
 	c.report = report;
 	c.ctx = ctx;
 	if (tsize != 16 * c.n) {
-		st_error_set(err, ST_EILLEGAL, "check: %s has %zu instructions in the original and %zu in %s", name, c.n,
+		st_error_set(err, ST_EILLEGAL, "%s has %zu instructions in the original and %zu in %s", name, c.n,
 			     tsize / 16, st_cubin_name(tuned));
 		if (report)
 			report(ctx, name, 0, err->msg);
@@ -788,7 +788,7 @@ st_status st_check_kernel(const st_cubin *orig, const st_cubin *tuned, const cha
 	    !c.bfirst || !c.blast || !c.bsucc) {
 		ck_free(&c);
 		st_sass_free(k);
-		return st_error_set(err, ST_ENOMEM, "check: out of memory");
+		return st_error_set(err, ST_ENOMEM, "out of memory");
 	}
 	for (size_t r = 0; r < st_cubin_ref_count(orig, ko); r++) {
 		const st_code_ref *ref = st_cubin_ref(orig, ko, r);

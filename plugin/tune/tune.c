@@ -258,10 +258,11 @@ static st_status job_open(tjob *j, const st_tune_kernel *k, const char *kname, c
 			  st_error *err)
 {
 	memset(j, 0, sizeof *j);
-	if (!k || !k->cubin || !k->size)
-		return st_error_set(err, ST_EINVAL, "tune: no cubin");
+	if (!k || (!k->cubin && k->size))
+		return st_error_set(err, ST_EINVAL, "st_tune: no cubin bytes");
 	const char *name = k->name ? k->name : "cubin";
-	st_status rc = st_cubin_open_mem(k->cubin, k->size, name, &j->cubin, err);
+	/* an empty cubin is refused by the reader, which names the truncation like every command */
+	st_status rc = st_cubin_open_mem(k->cubin ? k->cubin : (const uint8_t *)"", k->size, name, &j->cubin, err);
 	st_tune_kernel kk = *k;
 	kk.name = name;
 	if (!rc && !kname)
@@ -547,7 +548,9 @@ st_status st_tune_train(const st_tune_kernel *ks, size_t n, const st_tune_opts *
 	for (; !rc && opened < n; opened++) {
 		memset(&results[opened], 0, sizeof results[opened]);
 		if ((rc = job_open(&jobs[opened], &ks[opened], NULL, o, o->reward == ST_REWARD_GPU, err))) {
-			st_error_wrap(err, "%s", ks[opened].name ? ks[opened].name : "cubin");
+			const char *nm = ks[opened].name ? ks[opened].name : "cubin";
+			if (err && strncmp(err->msg, nm, strlen(nm))) /* name the cubin once */
+				st_error_wrap(err, "%s", nm);
 			break;
 		}
 		envs[opened] = job_env(&jobs[opened]);
@@ -630,6 +633,8 @@ st_status st_tune_apply_policy(const st_tune_kernel *k, const st_policy *p, unsi
 		tjob j;
 		if ((rc = job_open(&j, k, ki->name, &o, 0, err)))
 			break;
+		if (!r->kernel[0]) /* named even when nothing changes; a changed kernel's name wins below */
+			snprintf(r->kernel, sizeof r->kernel, "%s", ki->name);
 		unsigned applied = 0;
 		rc = st_policy_apply(p, job_env(&j), max_steps, margin, &applied, err);
 		unsigned before = applied;

@@ -43,22 +43,26 @@ st_status st_error_set(st_error *err, st_status code, const char *fmt, ...)
 st_status st_error_wrap(st_error *err, const char *fmt, ...)
 {
 	if (!err)
-		return ST_OK;
+		return ST_EINVAL; /* the code is unknown here; callers holding one return it instead */
 	char joined[2 * ST_ERROR_MSG_MAX + 2];
 	va_list ap;
 	va_start(ap, fmt);
 	int n = vsnprintf(joined, ST_ERROR_MSG_MAX, fmt, ap);
 	va_end(ap);
 	size_t len = n < 0 ? 0 : (size_t)n >= ST_ERROR_MSG_MAX ? ST_ERROR_MSG_MAX - 1 : (size_t)n;
-	joined[len++] = ':';
-	joined[len++] = ' ';
 	size_t old = strnlen(err->msg, ST_ERROR_MSG_MAX - 1);
+	if (old) {
+		joined[len++] = ':';
+		joined[len++] = ' ';
+	}
 	memcpy(joined + len, err->msg, old);
 	len += old;
 	if (len >= ST_ERROR_MSG_MAX)
 		len = ST_ERROR_MSG_MAX - 1;
 	memcpy(err->msg, joined, len);
 	err->msg[len] = '\0';
+	if (err->code == ST_OK) /* wrapping an error nobody set: still a failure */
+		err->code = ST_EINVAL;
 	return err->code;
 }
 

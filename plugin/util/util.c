@@ -2,6 +2,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,7 +48,7 @@ st_status st_write_file_atomic(const char *path, const void *data, size_t size, 
 	if (!tmp)
 		return st_error_set(err, ST_ENOMEM, "out of memory");
 	snprintf(tmp, plen + 32, "%s.tmp.%ld.XXXXXX", path, (long)getpid());
-	int fd = mkstemp(tmp);
+	int fd = mkostemp(tmp, O_CLOEXEC); /* no child spawned meanwhile inherits it */
 	if (fd < 0) {
 		st_status rc = st_error_set(err, ST_EIO, "%s: cannot create temporary file: %s", path, strerror(errno));
 		free(tmp);

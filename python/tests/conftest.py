@@ -9,9 +9,15 @@ import sys
 import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))  # python/, so `import sasstune` finds this checkout
+# python/, so that `import sasstune` finds this checkout; SASSTUNE_TEST_INSTALLED=1 tests the installed
+# package instead (scripts/test-wheel.sh: a venv with the wheel), and then it must not be this checkout's.
+INSTALLED = os.environ.get("SASSTUNE_TEST_INSTALLED") == "1"
+if not INSTALLED:
+    sys.path.insert(0, os.path.dirname(HERE))
 
 import sasstune  # noqa: E402
+if INSTALLED and os.path.abspath(sasstune.__file__).startswith(os.path.dirname(HERE) + os.sep):
+    raise RuntimeError("SASSTUNE_TEST_INSTALLED=1 but sasstune was imported from the checkout: %s" % sasstune.__file__)
 from sasstune import _capture, _lib, _settings, _triton  # noqa: E402
 
 triton = pytest.importorskip("triton")
@@ -20,7 +26,7 @@ from triton.backends.compiler import GPUTarget  # noqa: E402
 
 ENV = ("SASSTUNE", "SASSTUNE_MODE", "SASSTUNE_BUDGET", "SASSTUNE_POLICY", "SASSTUNE_LOG", "SASSTUNE_CACHE_DIR",
        "SASSTUNE_CAPTURE_LIMIT", "SASSTUNE_KEEP_CAPTURES", "TRITON_CACHE_DIR", "TRITON_CACHE_MANAGER",
-       "TRITON_ALWAYS_COMPILE")
+       "TRITON_ALWAYS_COMPILE", "SASSTUNE_VARIANTS")
 
 
 @triton.jit
@@ -61,6 +67,9 @@ def clean_env(tmp_path, monkeypatch):
     monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "triton"))
     monkeypatch.setenv("SASSTUNE_CACHE_DIR", str(tmp_path / "sasstune"))
     monkeypatch.setenv("SASSTUNE_LOG", "error")
+    # Keys as store_entry makes them; with variants the key also names the ptxas binaries found
+    # (tests that want variants set it back).
+    monkeypatch.setenv("SASSTUNE_VARIANTS", "off")
     _settings.set_overrides({})
     old = _lib.set_plugin(None)
     _triton.STATS.reset()
@@ -72,9 +81,10 @@ def clean_env(tmp_path, monkeypatch):
 
 # ---- the C library's cache, for inserting entries ---------------------------------------------
 class KeyFields(ctypes.Structure):
+    """st_cache_key_fields, every member (the C side reads them all; extra ones NULL = absent)."""
     _fields_ = [(n, ctypes.c_char_p) for n in ("cubin_sha256", "kernel", "gpu_name", "compute_capability",
                                                 "driver_version", "ptxas_version", "sasstune_version",
-                                                "legality_version", "moves")]
+                                                "variants", "ptxas_options", "legality_version", "moves")]
 
 
 class Record(ctypes.Structure):
@@ -82,6 +92,7 @@ class Record(ctypes.Structure):
                 ("speedup", ctypes.c_double), ("speedup_low", ctypes.c_double), ("speedup_high", ctypes.c_double),
                 ("method", ctypes.c_char_p), ("budget", ctypes.c_char_p), ("date", ctypes.c_char_p),
                 ("tuned_cubin", ctypes.c_char_p), ("tuned_cubin_size", ctypes.c_size_t),
+                ("variant_ptxas_version", ctypes.c_char_p), ("variant_options", ctypes.c_char_p),
                 ("negative", ctypes.c_int), ("best_ratio", ctypes.c_double), ("why", ctypes.c_char_p)]
 
 
@@ -143,8 +154,10 @@ class FakePlugin:
         self.path = "fake"
         self.calls = []
 
-    def run(self, cubin, kernel=None, arch=None, ptxas_version=None, launch_json=None, options_json=None):
+    def run(self, cubin, kernel=None, arch=None, ptxas_version=None, launch_json=None, options_json=None,
+            ptx=None, ptxas_path=None, ptxas_options=None):
         self.calls.append(dict(cubin=bytes(cubin), kernel=kernel, arch=arch, ptxas_version=ptxas_version,
-                               launch_json=launch_json, options_json=options_json))
+                               launch_json=launch_json, options_json=options_json, ptx=ptx,
+                               ptxas_path=ptxas_path, ptxas_options=ptxas_options))
         code, out, msg = self.respond(bytes(cubin), kernel, launch_json, options_json)
         return _lib.RunResult(code, out, msg, 0.0001)

@@ -180,7 +180,7 @@ def _store_negative(cache_dir, stock, kernel, ptxas, budget):
     e = lambda s: s.encode() if s is not None else None  # noqa: E731
     k = KeyFields(e(hashlib.sha256(stock).hexdigest()), e(kernel), e(facts["gpu_name"]),
                   e(facts["compute_capability"]), e(facts["driver_version"]), e(ptxas), None)
-    r = Record(None, None, 0, 0, 0, b"ppo", e(budget), None, None, 0, 1, 0.998, b"nothing passed confirmation")
+    r = Record(method=b"ppo", budget=e(budget), negative=1, best_ratio=0.998, why=b"nothing passed confirmation")
     cache, err = ctypes.c_void_p(), Error()
     dll.st_cache_open.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p, ctypes.POINTER(Error)]
     dll.st_cache_store.argtypes = [ctypes.c_void_p, ctypes.POINTER(KeyFields), ctypes.POINTER(Record),

@@ -14,6 +14,9 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/* Optional strings: both absent or equal. */
+static int same(const char *a, const char *b) { return (!a && !b) || (a && b && !strcmp(a, b)); }
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	st_cache_entry *e;
@@ -39,15 +42,35 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	/* round trip: the tuned cubin is not part of entry.json, so any bytes do */
 	static const uint8_t cubin[1] = {0};
-	st_cache_key_fields f = {i->cubin_sha256,   i->kernel,	      i->gpu_name,	   i->compute_capability,
-				 i->driver_version, i->ptxas_version, i->sasstune_version, i->legality_version,
-				 i->moves};
+	st_cache_key_fields f = {.cubin_sha256 = i->cubin_sha256,
+				 .kernel = i->kernel,
+				 .gpu_name = i->gpu_name,
+				 .compute_capability = i->compute_capability,
+				 .driver_version = i->driver_version,
+				 .ptxas_version = i->ptxas_version,
+				 .sasstune_version = i->sasstune_version,
+				 .variants = i->variants,
+				 .ptxas_options = i->ptxas_options,
+				 .legality_version = i->legality_version,
+				 .moves = i->moves};
 	const char *sched = i->negative ? "{}" : st_cache_entry_schedule(e);
 	const char *verif = i->negative ? "{}" : st_cache_entry_verification(e);
 	CHECK(sched && verif);
-	st_cache_record r = {sched,	  verif,      i->speedup, i->speedup_low, i->speedup_high,
-			     i->method,	  i->budget,  i->date,	  cubin,	  sizeof cubin,
-			     i->negative, i->best_ratio, i->why};
+	st_cache_record r = {.schedule_json = sched,
+			     .verification_json = verif,
+			     .speedup = i->speedup,
+			     .speedup_low = i->speedup_low,
+			     .speedup_high = i->speedup_high,
+			     .method = i->method,
+			     .budget = i->budget,
+			     .date = i->date,
+			     .tuned_cubin = cubin,
+			     .tuned_cubin_size = sizeof cubin,
+			     .variant_ptxas_version = i->variant_ptxas_version,
+			     .variant_options = i->variant_options,
+			     .negative = i->negative,
+			     .best_ratio = i->best_ratio,
+			     .why = i->why};
 	char *json;
 	CHECK(st_cache__format_entry(&json, &f, &r, &err) == ST_OK);
 	CHECK(st_cache__parse_entry(&again, json, strlen(json), i->key, &err) == ST_OK);
@@ -55,6 +78,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	CHECK(!strcmp(j->kernel, i->kernel) && !strcmp(j->date, i->date) && j->speedup == i->speedup &&
 	      j->negative == i->negative && j->best_ratio == i->best_ratio);
 	CHECK(i->negative ? !strcmp(j->why, i->why) : !strcmp(st_cache_entry_schedule(again), sched));
+	CHECK(same(j->variants, i->variants) && same(j->ptxas_options, i->ptxas_options) &&
+	      same(j->variant_ptxas_version, i->variant_ptxas_version) && same(j->variant_options, i->variant_options));
 	st_cache_entry_free(again);
 	free(json);
 	st_cache_entry_free(e);

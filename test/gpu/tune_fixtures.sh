@@ -221,7 +221,7 @@ for s in steps:
     fx, g = s["name"].rsplit(".", 1)
     md.append("| %s | %s | %s | %s | %s | %s |" % (
         fx, g, d.get("moves", "-"), "%.4f" % d["model_ratio"] if "model_ratio" in d else err("policy", s["name"]),
-        remeasure("policy", s["name"]) if d.get("improved") else "unchanged", check("policy", s["name"])))
+        remeasure("policy", s["name"]) if d.get("changed", d.get("improved")) else "unchanged", check("policy", s["name"])))
 if t:
     md += ["", "Training: " + ", ".join("%s %s steps" % (k.get("kernel"), k.get("steps")) for k in t.get("kernels", []))]
 skipped = [s for s in steps if s.get("skipped")]

@@ -34,8 +34,9 @@ static void rm_rf(char *d)
 
 static st_cache_key_fields fields(const char *legality)
 {
-	return (st_cache_key_fields){SHA_A, "add_kernel", "NVIDIA H200", "9.0", "580.65.06", "12.8.93", NULL,
-				     legality, NULL};
+	return (st_cache_key_fields){.cubin_sha256 = SHA_A, .kernel = "add_kernel", .gpu_name = "NVIDIA H200",
+				     .compute_capability = "9.0", .driver_version = "580.65.06",
+				     .ptxas_version = "12.8.93", .legality_version = legality};
 }
 
 static const st_cache_record negative = {.method = "ppo", .budget = "10s", .date = "2026-12-01T12:00:00Z",

@@ -23,6 +23,22 @@ static void test_set_and_wrap(void **state)
 	assert_string_equal(st_version(), ST_VERSION_STRING);
 }
 
+/* wrap never turns a failure into success: with no err it cannot know the code */
+static void test_wrap_never_ok(void **state)
+{
+	(void)state;
+	assert_int_not_equal(st_error_wrap(NULL, "context"), ST_OK);
+	assert_int_equal(st_error_wrap(NULL, "context %d", 1), ST_EINVAL);
+	st_error err;
+	st_error_clear(&err);
+	assert_int_equal(st_error_wrap(&err, "nobody set it"), ST_EINVAL);
+	assert_int_equal(err.code, ST_EINVAL);
+	assert_string_equal(err.msg, "nobody set it");
+	st_error_set(&err, ST_EDEVICE, "no GPU");
+	assert_int_equal(st_error_wrap(&err, "worker"), ST_EDEVICE);
+	assert_string_equal(err.msg, "worker: no GPU");
+}
+
 static void test_atomic_write_roundtrip(void **state)
 {
 	(void)state;
@@ -60,6 +76,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_set_and_wrap),
+		cmocka_unit_test(test_wrap_never_ok),
 		cmocka_unit_test(test_atomic_write_roundtrip),
 		cmocka_unit_test(test_buf_printf),
 	};

@@ -24,6 +24,9 @@ enum {
 
 /* Print "sasstune-cc: message" on stderr. */
 void cc_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* -o before any work (outpath.c): CC_EXIT_OK, or the exit code after saying why (2: a folder or
+ * one of inputs; 1: its folder is missing or not writable). */
+int cc_check_output(const char *out, const char *const *inputs, size_t n);
 
 /* Print with -v only. */
 extern bool cc_verbose;

@@ -46,7 +46,8 @@ static void usage(FILE *out)
 		"\n"
 		"options:\n"
 		"  -o OUT           write the cubin (the PTX with --emit-ptx) to OUT; \"-\" is stdout\n"
-		"  --arch ARCH      target GPU (default sm_90): %s\n"
+		"  --arch ARCH      target GPU (default sm_90), one of\n"
+		"                   %s\n"
 		"  --emit-ptx       stop after PTX (no ptxas, no pass)\n"
 		"  --no-pass        stop after ptxas (do not load the plugin)\n"
 		"  --tune           on a cache miss, search for a faster schedule on the GPU (needs --launch)\n"
@@ -168,7 +169,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 		return usage_error("--emit-ptx stops before the pass: it takes no pass options%s", "");
 	if (o->no_pass && (o->tune || o->launch || o->policy || o->mode))
 		return usage_error("--no-pass skips the pass: it takes no pass options%s", "");
-	return 0;
+	const char *inputs[] = {o->input, o->launch, o->policy};
+	return cc_check_output(o->output, inputs, 3);
 }
 
 /* ---- output ----------------------------------------------------------------- */
@@ -261,39 +263,74 @@ static const char *status_name(st_plugin_status s)
  * from the command line.  With no mode flag sasstune-cc does not tune (tuning
  * needs --tune and a launch spec): it asks for cache-only, unless SASSTUNE_MODE
  * in the environment says otherwise. */
-static char *options_json(const struct options *o)
+static char *options_json(const struct options *o, bool no_driver)
 {
 	cJSON *root = cJSON_CreateObject();
 	if (!root)
 		return NULL;
 	const char *env_mode = getenv("SASSTUNE_MODE");
-	const char *mode = o->tune ? "tune" : o->policy ? "policy" : o->mode ? o->mode
+	/* --tune with no driver: only a cache lookup, which (unlike the tune lock) creates nothing */
+	const char *mode = o->tune ? (no_driver ? "cache-only" : "tune") : o->policy ? "policy" : o->mode ? o->mode
 			 : env_mode && *env_mode ? NULL : "cache-only";
 	bool ok = true;
 	if (mode)
 		ok = ok && cJSON_AddStringToObject(root, "mode", mode);
 	if (o->policy)
 		ok = ok && cJSON_AddStringToObject(root, "policy", o->policy);
-	if (o->budget)
+	if (o->budget && !no_driver)
 		ok = ok && cJSON_AddStringToObject(root, "budget", o->budget);
 	char *text = ok ? cJSON_PrintUnformatted(root) : NULL;
 	cJSON_Delete(root);
 	return text;
 }
 
-/* Is there a CUDA driver at all?  (The pass finds out whether a GPU answers.) */
+/* Is there a CUDA driver at all (SASSTUNE_LIBCUDA, as the runtime loads it)?  (The pass finds out
+ * whether a GPU answers.) */
 static bool have_cuda_driver(void)
 {
-	void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+	const char *lib = getenv("SASSTUNE_LIBCUDA");
+	void *h = dlopen(lib && *lib ? lib : "libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
 	if (!h)
 		return false;
 	dlclose(h);
 	return true;
 }
 
-static int run_pass(const struct options *o, const cc_ptx *ptx, const char *ptxas_version, uint8_t **cubin,
+/* The options ptxas got, as one string: "-arch=ARCH" and every -Xptxas, space-separated. */
+static char *ptxas_options(const struct options *o)
+{
+	size_t n = strlen(o->arch) + 8;
+	for (size_t i = 0; i < o->n_xptxas; i++)
+		n += strlen(o->xptxas[i]) + 1;
+	char *s = malloc(n);
+	if (!s)
+		return NULL;
+	size_t used = (size_t)snprintf(s, n, "-arch=%s", o->arch);
+	for (size_t i = 0; i < o->n_xptxas; i++)
+		used += (size_t)snprintf(s + used, n - used, " %s", o->xptxas[i]);
+	return s;
+}
+
+/* One kernel through the pass: run2 (API 2) with how the cubin was made, else run.  The PTX
+ * goes only with a single-kernel PTX: a variant recompiles the whole PTX, and the others'
+ * kernels would be neither verified nor the ones already tuned. */
+static int run_one(const cc_plugin *pl, const cc_ptx *ptx, const cc_ptxas *px, const char *opts,
+		   const st_plugin_kernel *kin, const uint8_t *cubin, size_t size, st_plugin_result *res)
+{
+	if (pl->info->api_version < 2)
+		return pl->info->run(cubin, size, kin, res);
+	st_plugin_kernel2 k2 = {.v1 = *kin, .size = sizeof k2, .ptxas_path = px->path, .ptxas_options = opts,
+				.ptx = ptx->n_kernels == 1 ? ptx->ptx : NULL};
+	cc_log("pass record: kernel %s, arch %s, ptxas %s (%s), options \"%s\", ptx %s", kin->kernel, kin->arch,
+	       px->path, kin->ptxas_version ? kin->ptxas_version : "?", opts ? opts : "",
+	       k2.ptx ? "given" : "not given (more than one kernel)");
+	return pl->info->run2(cubin, size, &k2, res);
+}
+
+static int run_pass(const struct options *o, const cc_ptx *ptx, const cc_ptxas *px, uint8_t **cubin,
 		    size_t *cubin_size)
 {
+	const char *ptxas_version = px->version;
 	char *launch = NULL;
 	size_t launch_len = 0;
 	st_error err = {0};
@@ -331,12 +368,15 @@ static int run_pass(const struct options *o, const cc_ptx *ptx, const char *ptxa
 	cc_log("plugin: %s %s, API %u, stage %s", pl.info->name ? pl.info->name : "?",
 	       pl.info->version ? pl.info->version : "?", (unsigned)pl.info->api_version,
 	       pl.info->stage ? pl.info->stage : "?");
-	if (o->tune && !have_cuda_driver())
-		cc_msg("note: no CUDA driver here (libcuda.so.1 is missing): tuning needs a GPU; the pass can only "
-		       "apply cached schedules or a policy");
+	bool no_driver = o->tune && !have_cuda_driver();
+	if (no_driver)
+		cc_msg("note: no CUDA driver here (libcuda.so.1 is missing): tuning needs a GPU; the pass only "
+		       "looks up the schedule cache (and creates nothing there)");
 
-	char *opts = options_json(o);
-	if (!opts) {
+	char *opts = options_json(o, no_driver), *xopts = ptxas_options(o);
+	if (!opts || !xopts) {
+		free(opts);
+		free(xopts);
 		cc_msg("out of memory");
 		cc_plugin_unload(&pl);
 		free(launch);
@@ -355,7 +395,7 @@ static int run_pass(const struct options *o, const cc_ptx *ptx, const char *ptxa
 		};
 		st_plugin_result res;
 		memset(&res, 0, sizeof res);
-		if (pl.info->run(*cubin, *cubin_size, &kin, &res) != 0) {
+		if (run_one(&pl, ptx, px, xopts, &kin, *cubin, *cubin_size, &res) != 0) {
 			cc_msg("the pass rejected its arguments for kernel %s", ptx->kernels[k]);
 			pl.info->free_result(&res);
 			rc = CC_EXIT_FAIL;
@@ -391,6 +431,7 @@ static int run_pass(const struct options *o, const cc_ptx *ptx, const char *ptxa
 		pl.info->free_result(&res);
 	}
 	free(opts);
+	free(xopts);
 	cc_plugin_unload(&pl);
 	free(launch);
 	return rc;
@@ -474,7 +515,7 @@ int main(int argc, char **argv)
 	cc_log("cubin: %zu bytes", cubin_size);
 	if (o.no_pass) {
 		cc_log("pass: skipped (--no-pass)");
-	} else if ((rc = run_pass(&o, &ptx, px.version, &cubin, &cubin_size)) != CC_EXIT_OK) {
+	} else if ((rc = run_pass(&o, &ptx, &px, &cubin, &cubin_size)) != CC_EXIT_OK) {
 		goto out;
 	}
 	rc = write_output(o.output, cubin, cubin_size);

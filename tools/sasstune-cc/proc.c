@@ -108,7 +108,7 @@ static st_status spawn(const char *what, char *const argv[], cc_child_fn fn, voi
 		return st_error_set(err, ST_EIO, "%s: cannot fork: %s", what, strerror(e));
 	}
 	if (pid == 0) {
-		int devnull = open("/dev/null", O_RDONLY);
+		int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC); /* dup2 makes fd 0 inheritable */
 		if (devnull >= 0)
 			dup2(devnull, 0);
 		dup2(err_p[1], 2);

@@ -84,7 +84,7 @@ st_status cc_ptxas_find(cc_ptxas *px, st_error *err)
 	cc_proc_result res;
 	st_status rc = cc_run_tool(argv, 60, &res, err);
 	if (rc != ST_OK)
-		return st_error_wrap(err, "ptxas (from %s)", px->found_by);
+		return st_error_wrap(err, "ptxas (from %s)", px->found_by), rc;
 	if (res.exit_code || res.signal || res.timed_out) {
 		char line[300];
 		cc_first_line(res.err.len ? (char *)res.err.data : (char *)res.out.data, line, sizeof line);

@@ -40,7 +40,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "sasstune-worker: no connection on stdin/stdout\n");
 		return 2;
 	}
-	int null = open("/dev/null", O_RDONLY);
+	int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	if (null >= 0) {
 		dup2(null, 0);
 		close(null);

@@ -1,4 +1,16 @@
-/* The shared pieces of the sasstune command declared in cli.h. */
+/* The shared pieces of the sasstune command declared in cli.h.
+ *
+ * --help style, for every command (sasstune, each subcommand, sasstune-cc; lit/help-style.test
+ * checks it):
+ *   - the first line is "usage: sasstune CMD ...", continuation lines indented under it;
+ *   - then one or more paragraphs of plain sentences;
+ *   - section headings are lowercase, alone on their line, ending in ':' ("options:",
+ *     "commands:", "environment:", "kernels:", ...); entries under them are indented two
+ *     spaces, their explanations aligned;
+ *   - "options:" lists "  -h, --help" (last);
+ *   - environment variables go under "environment:" as "  NAME  what it does";
+ *   - the text ends with one "exit status: 0 ..., 1 ..., 2 usage error" line;
+ *   - no line is longer than 100 columns. */
 #include "cli.h"
 #include "sasstune/version.h"
 
@@ -123,5 +135,5 @@ int st_cli_parse(int argc, char **argv, const st_cli_args *a)
 			st_cli_error(cmd, "%s is required (see sasstune %s --help)", n->what, cmd);
 			return ST_EXIT_USAGE;
 		}
-	return -1;
+	return st_cli_check_outputs(cmd, a->opts, a->file ? *a->file : NULL); /* cli_out.c */
 }

@@ -29,6 +29,7 @@ enum {
 	X(tune, "search for a faster schedule of a cubin")                                    \
 	X(train, "train a move policy over a set of kernels")                                 \
 	X(apply, "apply a learned policy to a cubin, with no GPU")                            \
+	X(variants, "compile PTX with other ptxas binaries/options; verify and time each")    \
 	X(cache, "list, show or clear the schedule cache")
 
 #define ST_DECLARE_CMD(name, summary) int st_cmd_##name(int argc, char **argv);
@@ -101,5 +102,12 @@ typedef struct st_cli_args {
 /* Parse argv[1..argc-1] in order: -1 to go on, else the exit code (after --help, or a usage
  * error said on stderr as "sasstune CMD: ...", CMD being argv[0]). */
 int st_cli_parse(int argc, char **argv, const st_cli_args *a);
+
+/* Before any work (st_cli_parse calls it last): OPT's path out must be a file in an existing,
+ * writable folder and not one of inputs (same inode).  -1 to go on, else the exit code (2: empty,
+ * a folder or an input; 1: the folder is missing or not writable), said on stderr. */
+int st_cli_check_output(const char *cmd, const char *opt, const char *out, const char *const *inputs, size_t n);
+/* The same for every "-o" and "--schedule-out" in opts; inputs: file and every other string option. */
+int st_cli_check_outputs(const char *cmd, const st_cli_opt *opts, const char *file);
 
 #endif

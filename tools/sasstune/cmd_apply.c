@@ -26,7 +26,8 @@ static void usage(FILE *out)
 		"  --wide, --no-ctrl the move set, as for tune; use the one the policy was trained with\n"
 		"  -o OUT            the output cubin (required)\n"
 		"  --schedule-out F  the applied moves as a schedule\n"
-		"  --json            {kernel, improved, moves, model_ratio, message, output}\n"
+		"  --json            {kernel, changed, improved (changed and model_ratio > 1), moves,\n"
+		"                    model_ratio, message, output}\n"
 		"  -h, --help\n\n"
 		"exit status: 0 written, 1 failure (bad input or policy), 2 usage error\n");
 }
@@ -89,7 +90,10 @@ int st_cmd_apply(int argc, char **argv)
 	if (json) {
 		cJSON *j = cJSON_CreateObject();
 		cJSON_AddStringToObject(j, "kernel", r.kernel);
-		cJSON_AddBoolToObject(j, "improved", r.improved);
+		/* changed: the output differs; improved: changed and the model predicts a gain (ungated, a
+		 * change can be predicted slower) */
+		cJSON_AddBoolToObject(j, "changed", r.improved);
+		cJSON_AddBoolToObject(j, "improved", r.improved && r.model_ratio > 1.0);
 		cJSON_AddBoolToObject(j, "confirmed", 0);
 		cJSON_AddNumberToObject(j, "moves", (double)r.steps);
 		cJSON_AddNumberToObject(j, "model_ratio", r.model_ratio);
@@ -100,7 +104,8 @@ int st_cmd_apply(int argc, char **argv)
 	} else {
 		printf("%s: %s\n", path, r.message);
 		if (r.improved)
-			printf("%s: the cost model predicts %.4fx (unconfirmed)\n", r.kernel, r.model_ratio);
+			printf("%s: the cost model predicts %.4fx (unconfirmed%s)\n", r.kernel, r.model_ratio,
+			       r.model_ratio > 1.0 ? "" : "; not faster");
 		printf("wrote %s (%s)\n", out, r.improved ? "policy applied" : "unchanged");
 	}
 	goto done;

@@ -91,6 +91,20 @@ static int parse(int argc, char **argv, struct opts *o)
 	return 0;
 }
 
+/* The optional parts (compile variants, docs/cache.md): only what the entry has. */
+static void add_variant_json(cJSON *o, const st_cache_info *i)
+{
+	if (i->variants)
+		cJSON_AddStringToObject(o, "variants", i->variants);
+	if (i->ptxas_options)
+		cJSON_AddStringToObject(o, "ptxas_options", i->ptxas_options);
+	cJSON *v = i->variant_ptxas_version ? cJSON_CreateObject() : NULL;
+	if (v && (!cJSON_AddStringToObject(v, "ptxas_version", i->variant_ptxas_version) ||
+		  !cJSON_AddStringToObject(v, "options", i->variant_options ? i->variant_options : "") ||
+		  !cJSON_AddItemToObject(o, "variant", v)))
+		cJSON_Delete(v);
+}
+
 /* The entry as JSON; schedule and verification as objects.  A negative entry has best_ratio
  * and why instead of speedup and tuned_cubin; a stale one is never served. */
 static cJSON *entry_json(const st_cache_info *i)
@@ -128,6 +142,7 @@ static cJSON *entry_json(const st_cache_info *i)
 		cJSON_AddStringToObject(tc, "sha256", i->tuned_sha256);
 		cJSON_AddNumberToObject(tc, "size", (double)i->tuned_cubin_size);
 	}
+	add_variant_json(o, i);
 	return o;
 }
 
@@ -217,11 +232,13 @@ static int cmd_list(st_cache *c, const struct opts *o)
 		cJSON_Delete(root);
 		return s.oom ? (st_cli_error("cache", "out of memory"), ST_EXIT_FAIL) : st_cli_fail("cache", &err);
 	}
-	if (o->json)
-		return print_json(root);
+	if (o->json) {
+		int code = print_json(root);
+		return code != ST_EXIT_OK ? code : s.invalid ? ST_EXIT_FAIL : ST_EXIT_OK;
+	}
 	printf("%d %s (%d negative, %d stale, %d invalid) in %s\n", s.valid + s.invalid,
 	       s.valid + s.invalid == 1 ? "entry" : "entries", s.negative, s.stale, s.invalid, st_cache_dir(c));
-	return ST_EXIT_OK;
+	return s.invalid ? ST_EXIT_FAIL : ST_EXIT_OK; /* as --help says: an invalid entry shown is 1 */
 }
 
 /* ---- show ------------------------------------------------------------------------------ */
@@ -261,6 +278,11 @@ static int show_text(st_cache_entry *e)
 	if (i->stale)
 		printf("stale               made under legality rules %s, this sasstune's are %d: never served\n",
 		       i->legality_version, ST_LEGALITY_VERSION);
+	if (i->variants)
+		printf("variants            %s, base options \"%s\"\n", i->variants, i->ptxas_options ? i->ptxas_options : "");
+	if (i->variant_ptxas_version)
+		printf("variant             ptxas %s, options \"%s\"\n", i->variant_ptxas_version,
+		       i->variant_options ? i->variant_options : "");
 	if (i->negative) {
 		printf("result              nothing beat stock (best ratio %.4f)\n", i->best_ratio);
 		printf("tuned               %s by %s, budget %s\n", i->date, i->method, i->budget);

@@ -16,7 +16,7 @@ static void help(void)
 	       "two are not distinguishable at this many pairs.\n\n"
 	       "options:\n"
 	       "  --no-verify       time B without checking its outputs first\n%s"
-	       "Exit status: 0 when the comparison was made, 1 if B fails verification or a\n"
+	       "exit status: 0 when the comparison was made, 1 if B fails verification or a\n"
 	       "kernel crashes or hangs, 2 for a wrong command line.\n",
 	       st_rtcli_options_help);
 }

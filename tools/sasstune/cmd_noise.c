@@ -17,7 +17,7 @@ static void help(void)
 	       "deviation from 1 is reported.\n\n"
 	       "options:\n"
 	       "  --repeat R        measure R times (default 1)\n%s"
-	       "Exit status: 0 when measured, 1 on failure, 2 for a wrong command line.\n",
+	       "exit status: 0 when measured, 1 on failure, 2 for a wrong command line.\n",
 	       st_rtcli_options_help);
 }
 

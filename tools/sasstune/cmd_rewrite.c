@@ -19,9 +19,13 @@ static void usage(FILE *out)
 		     "Kernels with something sasstune does not understand are refused, not guessed at.\n"
 		     "An empty schedule gives a byte-identical copy.  Each move is checked by the legality\n"
 		     "model (docs/sched.md) and applied with its control-code fix-ups; an illegal move is\n"
-		     "refused with the dependence it breaks.  A permutation is judged as a whole by the\n"
-		     "independent checker (sasstune check).\n\n"
-		     "Schedule (docs/cubin.md):\n"
+		     "refused with the dependence it breaks.  Moves are checked at the wide setting (any\n"
+		     "non-fixed instruction may move, as `tune --wide`), so a schedule may swap what\n"
+		     "`sasstune moves` (default setting: memory instructions) does not list; `moves --wide`\n"
+		     "lists them all.  A permutation is judged as a whole by the independent checker\n"
+		     "(sasstune check).  Printed per kernel: the swaps and control edits applied, and how\n"
+		     "many slots hold another instruction than before.\n\n"
+		     "schedule (docs/cubin.md):\n"
 		     "  {\"sasstune_schedule\": 1, \"kernels\": {\"KERNEL\": {\"swaps\": [i, ...]}}}\n"
 		     "  {\"sasstune_schedule\": 1, \"kernels\": {\"KERNEL\": {\"permutation\": [old slot for new slot 0, ...]}}}\n"
 		     "  {\"sasstune_schedule\": 1, \"kernels\": {\"KERNEL\": {\"moves\": [i, {\"slot\": i, \"stall\": s, \"yield\": y,\n"
@@ -49,6 +53,34 @@ static st_status rewrite_checked(st_cubin **c, const st_schedule *s, const char 
 	return rc;
 }
 
+/* "K: 2 swaps and 1 control edit applied (checked at the wide setting); 2 of 56 slots moved" */
+static void summary(const st_schedule *s, size_t i, const st_cubin *c, int unchecked)
+{
+	const char *name = st_schedule_kernel_name(s, i);
+	const st_kernel_info *k = st_cubin_kernel(c, st_cubin_find_kernel(c, name));
+	uint32_t *perm = malloc((k->insn_count ? k->insn_count : 1) * sizeof *perm);
+	size_t moved = 0, swaps = 0, edits = 0;
+	st_error err = {0};
+	if (perm && !st_schedule_permutation(s, i, k->insn_count, perm, &err))
+		for (size_t j = 0; j < k->insn_count; j++)
+			moved += perm[j] != j;
+	free(perm);
+	const char *how = unchecked ? "unchecked" : "checked at the wide setting";
+	if (st_schedule_is_permutation(s, i)) {
+		printf("%s: a permutation applied (%s); %zu of %zu slots moved\n", name,
+		       unchecked ? "unchecked" : "judged by the checker", moved, k->insn_count);
+		return;
+	}
+	for (size_t j = 0; j < st_schedule_move_count(s, i); j++) {
+		if (st_schedule_move_at(s, i, j).is_ctrl)
+			edits++;
+		else
+			swaps++;
+	}
+	printf("%s: %zu swap%s and %zu control edit%s applied (%s); %zu of %zu slots moved\n", name, swaps,
+	       swaps == 1 ? "" : "s", edits, edits == 1 ? "" : "s", how, moved, k->insn_count);
+}
+
 int st_cmd_rewrite(int argc, char **argv)
 {
 	const char *path = NULL, *sched_path = NULL, *out_path = NULL, *listing = NULL;
@@ -70,17 +102,8 @@ int st_cmd_rewrite(int argc, char **argv)
 	    st_cubin_write_file(c, out_path, &err)) {
 		rc = st_cli_fail(argv[0], &err);
 	} else {
-		for (size_t i = 0; i < st_schedule_kernel_count(s); i++) {
-			const char *name = st_schedule_kernel_name(s, i);
-			const st_kernel_info *k = st_cubin_kernel(c, st_cubin_find_kernel(c, name));
-			uint32_t *perm = malloc((k->insn_count ? k->insn_count : 1) * sizeof *perm);
-			size_t moved = 0;
-			if (perm && !st_schedule_permutation(s, i, k->insn_count, perm, &err))
-				for (size_t j = 0; j < k->insn_count; j++)
-					moved += perm[j] != j;
-			free(perm);
-			printf("%s: %zu of %zu slots moved\n", name, moved, k->insn_count);
-		}
+		for (size_t i = 0; i < st_schedule_kernel_count(s); i++)
+			summary(s, i, c, unchecked);
 		printf("wrote %s\n", out_path);
 	}
 	st_cubin_free(c);

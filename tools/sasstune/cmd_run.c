@@ -25,8 +25,10 @@ const char st_rtcli_options_help[] =
 	"  --timeout S       watchdog: seconds allowed beyond the expected GPU time (default 5)\n"
 	"  --device N        CUDA device ordinal (default 0)\n"
 	"  --json            machine-readable output\n"
-	"  --help            this text\n"
-	"Environment: SASSTUNE_WORKER (the worker executable), SASSTUNE_LIBCUDA (the CUDA driver library).\n";
+	"  -h, --help\n\n"
+	"environment:\n"
+	"  SASSTUNE_WORKER   the worker executable\n"
+	"  SASSTUNE_LIBCUDA  the CUDA driver library\n\n";
 
 static double now_ms(void)
 {
@@ -223,7 +225,7 @@ static void help(void)
 	       "options:\n"
 	       "  --reference R     the cubin whose outputs are the reference (default: the first CUBIN)\n"
 	       "  --no-time         verify only\n%s"
-	       "Exit status: 0 if every candidate is ok, 1 otherwise, 2 for a wrong command line.\n",
+	       "exit status: 0 if every candidate is ok, 1 otherwise, 2 for a wrong command line.\n",
 	       st_rtcli_options_help);
 }
 

@@ -15,7 +15,7 @@ static void usage(FILE *out)
 		"Train one move policy with PPO over several kernels, round robin, one episode at a time,\n"
 		"sharing the budget (docs/search.md); rewards are log speedups against each kernel's own\n"
 		"original, so kernels of any speed mix.  Nothing is accepted or written but the policy.\n\n"
-		"Kernels:\n"
+		"kernels:\n"
 		"  D               a folder (also as --launch-dir D) holding one cubin (sm_90.cubin if there\n"
 		"                  are several), launch.json and, when present, the cubin's listing (same\n"
 		"                  name, .sass): the layout of test/fixtures/triton-sm90/*/\n"
@@ -173,6 +173,8 @@ int st_cmd_train(int argc, char **argv)
 	st_cli_args args = {.usage = usage, .opts = opts, .arg = source_arg, .arg_dst = &srcs, .need = need};
 	int code = st_cli_parse(argc, argv, &args);
 	nk = srcs.n;
+	if (code < 0) /* -o must not be one of the kernels' cubins (cli_out.c) */
+		code = st_cli_check_output(argv[0], "-o", out, src, srcs.n);
 	if (code >= 0) {
 		rc = code;
 		goto done;

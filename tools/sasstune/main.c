@@ -24,6 +24,10 @@ static void usage(FILE *out)
 		     "candidate correct.\n\ncommands:\n");
 	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
 		fprintf(out, "  %-9s %s\n", commands[i].name, commands[i].summary);
+	fprintf(out, "\noptions:\n"
+		     "  -h, --help\n"
+		     "  --version\n\n"
+		     "exit status: the command's (0 ok, 1 failure, 2 usage error)\n");
 }
 
 int main(int argc, char **argv)

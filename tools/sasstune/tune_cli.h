@@ -183,8 +183,10 @@ static inline int st_tcli_write_text(const char *path, const char *text)
 	return fclose(f) != 0 || bad;
 }
 
+/* 0 written; 1 failed, with errno saying why. */
 static inline int st_tcli_write_bytes(const char *path, const uint8_t *d, size_t n)
 {
+	errno = 0;
 	FILE *f = fopen(path, "wb");
 	if (!f)
 		return 1;
@@ -197,9 +199,9 @@ static inline st_status st_tcli_write_result(const st_tune_result *r, const char
 					     st_error *err)
 {
 	if (st_tcli_write_bytes(out, r->cubin, r->cubin_size))
-		return st_error_set(err, ST_EIO, "%s: cannot write the output cubin", out);
+		return st_error_set(err, ST_EIO, "%s: cannot write the output cubin: %s", out, strerror(errno));
 	if (sched_out && st_tcli_write_text(sched_out, r->schedule_json))
-		return st_error_set(err, ST_EIO, "%s: cannot write the schedule", sched_out);
+		return st_error_set(err, ST_EIO, "%s: cannot write the schedule: %s", sched_out, strerror(errno));
 	return ST_OK;
 }
 
