@@ -22,6 +22,7 @@
  *                                    (lines appended at level info)
  *                       "gpu_name", "compute_capability", "driver_version": parts of the cache key,
  *                                    "unknown" when not given
+ *                       "device"     CUDA ordinal mode tune runs on (default "0"; CUDA_VISIBLE_DEVICES applies)
  *
  * Unknown keys are ignored with a warning.  See docs/cache.md.
  */

@@ -179,6 +179,7 @@ static void produce(st_plugin_result *r, const struct run_ctx *c, const char *wh
 		o.search.method = ST_SEARCH_PPO;
 		o.search.steps = 0;
 		o.search.seconds = (double)budget;
+		o.runtime.device = c->set->device; /* the launch's device (options_json "device") */
 		st_tune_kernel k = {.cubin = c->cubin, .size = c->size, .name = c->kernel, .kernel = c->fields.kernel,
 				    .launch = spec};
 		st_tune_result tr;

@@ -10,6 +10,8 @@
  *   SASSTUNE_POLICY     policy                policy file for mode policy
  *   SASSTUNE_LOG        log                   off|error|warn|info|debug, or a file path
  *   -                   gpu_name, compute_capability, driver_version   key fields ("unknown" if absent)
+ *   -                   device                CUDA device ordinal to tune on (default "0"), as the
+ *                                             calling process sees it (CUDA_VISIBLE_DEVICES applies)
  */
 #ifndef ST_PASS_INTERNAL_H
 #define ST_PASS_INTERNAL_H
@@ -26,6 +28,7 @@ typedef struct st_pass_settings {
 	st_log_level log_level;  /* default warn */
 	char *log_path;          /* NULL: stderr */
 	char *gpu_name, *compute_capability, *driver_version; /* NULL: unknown */
+	int device;              /* 0 <= device <= 1023; default 0 */
 	char unknown_option[64]; /* first options_json key we do not know, for a warning */
 } st_pass_settings;
 
@@ -35,5 +38,7 @@ st_status st_pass__settings_load(st_pass_settings *s, const char *options_json, 
 void st_pass__settings_free(st_pass_settings *s);
 
 const char *st_pass__mode_name(st_pass_mode mode);
+/* "device": a decimal ordinal 0..1023 (pass_device.c). */
+st_status st_pass__set_device(int *device, const char *v, const char *from, st_error *err);
 
 #endif

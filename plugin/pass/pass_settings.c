@@ -75,7 +75,8 @@ static st_status set_string(char **slot, const char *v, st_error *err)
 static int known(const char *name)
 {
 	static const char *const names[] = {"mode",	"log",	    "cache_dir",	  "budget",
-					    "policy", "gpu_name", "compute_capability", "driver_version"};
+					    "policy", "gpu_name", "compute_capability", "driver_version",
+					    "device"};
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
 		if (!strcmp(name, names[i]))
 			return 1;
@@ -89,6 +90,8 @@ static st_status apply(st_pass_settings *s, const char *name, const char *v, con
 		return set_mode(s, v, from, err);
 	if (!strcmp(name, "log"))
 		return set_log(s, v, from, err);
+	if (!strcmp(name, "device"))
+		return st_pass__set_device(&s->device, v, from, err);
 	char **slot = !strcmp(name, "cache_dir")	  ? &s->cache_dir
 		      : !strcmp(name, "budget")		  ? &s->budget
 		      : !strcmp(name, "policy")		  ? &s->policy

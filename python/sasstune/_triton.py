@@ -27,7 +27,7 @@ import threading
 import time
 import uuid
 
-from . import _capture, _lib, _settings
+from . import _autotune, _capture, _lib, _settings
 from ._settings import log
 
 ADAPTER_VERSION = "0.1.0"
@@ -472,7 +472,7 @@ def _first_launch(a, gx, gy, gz, stream, function, *rest):
     if not a.lock.acquire(blocking=False):  # another thread is tuning it: run what we have
         return ck._run(gx, gy, gz, stream, ck.function, *rest)
     try:
-        if not a.done and not _capturing():
+        if not a.done and not _capturing() and not _autotune.benchmarking():
             args = rest[4:]
             try:
                 tune_at_launch(ck, a.state, (gx, gy, gz), args)
@@ -514,11 +514,12 @@ def tune_at_launch(ck, state, grid, args):
             return
         _, text = _capture.write_capture(spec, builder)
         capture_ms = (time.perf_counter() - t0) * 1e3
-        facts = _settings.gpu_facts()
+        device = _settings.current_device()  # tune on the GPU the kernel is launched on
+        facts = _settings.gpu_facts(device)
         log("info", "%s: tuning at first launch (budget %s; %d bytes of arguments captured)", ck.name,
             s.budget or "default", builder.total_bytes)
         res = _lib.load().run(stock, kernel=ck.name, arch=state.get("arch"), ptxas_version=state.get("ptxas_version"),
-                              launch_json=text, options_json=s.options(mode="tune", **facts))
+                              launch_json=text, options_json=s.options(mode="tune", device=device, **facts))
     finally:
         if not s.keep_captures:
             shutil.rmtree(folder, ignore_errors=True)
@@ -573,6 +574,9 @@ def install(s):
         knobs.runtime.add_stages_inspection_hook = stages_hook
         knobs.runtime.jit_post_compile_hook = post_compile_hook
         knobs.cache.manager_class = mgr
+        why = _autotune.install()  # the autotuner's benchmarking launches are not tuned
+        if why:
+            log("info", "autotuner benchmarking launches will be tuned too: %s", why)
 
 
 def uninstall():
@@ -591,6 +595,7 @@ def uninstall():
                 knobs.cache.__dict__["manager_class"] = inst["manager"]
             else:
                 del knobs.cache.manager_class  # back to TRITON_CACHE_MANAGER or the default
+        _autotune.uninstall()
         for a in list(_armed.values()):
             _disarm(a)
         _installed = None

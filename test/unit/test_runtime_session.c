@@ -96,6 +96,32 @@ static void test_no_driver(void **state)
 	st_launch_free(l);
 }
 
+/* The worker opens the ordinal the options name (the launch's device), not device 0. */
+static void test_device_ordinal(void **state)
+{
+	(void)state;
+	st_runtime_options o;
+	options(&o);
+	st_launch *l = spec();
+	setenv("MOCK_CUDA_DEVICES", "2", 1);
+	o.device = 1;
+	st_session *s = open_ok(CUBIN("op add\n"), &o, l);
+	st_session_info info;
+	st_session_get_info(s, &info);
+	if (!strstr(info.device, "Mock GPU #1"))
+		fail_msg("opened '%s', expected device 1", info.device);
+	st_error err = {0};
+	assert_int_equal(st_session_verify(s, CUBIN("op add\n"), SIZE(CUBIN("op add\n")), &err), ST_OK);
+	st_session_close(s);
+	o.device = 2;
+	s = NULL;
+	st_status rc = st_session_open(CUBIN("op add\n"), SIZE(CUBIN("op add\n")), l, &o, &s, &err);
+	unsetenv("MOCK_CUDA_DEVICES");
+	expect(rc, ST_EDEVICE, &err, "no CUDA device 2 (this machine has 2)");
+	assert_null(s);
+	st_launch_free(l);
+}
+
 static void test_no_worker(void **state)
 {
 	(void)state;
@@ -494,6 +520,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_no_driver),
 		cmocka_unit_test(test_no_worker),
+		cmocka_unit_test(test_device_ordinal),
 		cmocka_unit_test(test_reference_problems),
 		cmocka_unit_test(test_verify_outcomes),
 		cmocka_unit_test(test_timing),
