@@ -16,16 +16,19 @@ __version__ = "0.1.0"
 __all__ = ["enable", "disable", "enabled", "stats", "reset_stats", "library", "SasstuneError", "__version__"]
 
 
-def enable(mode=None, budget=None, policy=None, log=None, cache_dir=None, capture_limit=None, keep_captures=None):
+def enable(mode=None, budget=None, policy=None, log=None, cache_dir=None, capture_limit=None, keep_captures=None,
+           gpu_lock=None, capture_dir=None):
     """Turn sasstune on for Triton compiles and launches from now on.
 
     Keywords override the environment (SASSTUNE_MODE, SASSTUNE_BUDGET, SASSTUNE_POLICY,
-    SASSTUNE_LOG, SASSTUNE_CACHE_DIR, SASSTUNE_CAPTURE_LIMIT, SASSTUNE_KEEP_CAPTURES); the settings
+    SASSTUNE_LOG, SASSTUNE_CACHE_DIR, SASSTUNE_CAPTURE_LIMIT, SASSTUNE_KEEP_CAPTURES, SASSTUNE_GPU_LOCK,
+    SASSTUNE_CAPTURE_DIR); the settings
     are read now and used until the next enable().  Raises SasstuneError when libsasstune.so
     cannot be loaded or Triton is older than 3.6, ValueError for a bad setting."""
     from . import _lib, _settings, _triton
     old = _settings.set_overrides(dict(mode=mode, budget=budget, policy=policy, log=log, cache_dir=cache_dir,
-                                       capture_limit=capture_limit, keep_captures=keep_captures))
+                                       capture_limit=capture_limit, keep_captures=keep_captures,
+                                       gpu_lock=gpu_lock, capture_dir=capture_dir))
     try:
         s = _settings.current()
         _lib.load()

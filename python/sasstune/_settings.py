@@ -24,6 +24,8 @@ KNOBS = {
     "cache_dir": ("SASSTUNE_CACHE_DIR", "cache_dir"),
     "capture_limit": ("SASSTUNE_CAPTURE_LIMIT", None),
     "keep_captures": ("SASSTUNE_KEEP_CAPTURES", None),
+    "gpu_lock": ("SASSTUNE_GPU_LOCK", None),
+    "capture_dir": ("SASSTUNE_CAPTURE_DIR", None),
 }
 
 _overrides = {}
@@ -69,6 +71,9 @@ class Settings:
         self.cache_dir = values.get("cache_dir")
         self.capture_limit = parse_size(values.get("capture_limit", "1G"))
         self.keep_captures = truthy(values.get("keep_captures"))
+        self.gpu_lock = values.get("gpu_lock", "skip")  # _gpulock.py
+        if self.gpu_lock not in ("skip", "wait"):
+            raise ValueError("SASSTUNE_GPU_LOCK: %r is not skip or wait" % self.gpu_lock)
 
     def options(self, **extra):
         """options_json for the plugin: every setting the C side knows, plus extra (GPU facts, mode)."""

@@ -27,7 +27,7 @@ import threading
 import time
 import uuid
 
-from . import _autotune, _capture, _lib, _settings
+from . import _autotune, _capture, _gpulock, _lib, _settings
 from ._settings import log
 
 ADAPTER_VERSION = "0.1.0"
@@ -473,16 +473,35 @@ def _first_launch(a, gx, gy, gz, stream, function, *rest):
         return ck._run(gx, gy, gz, stream, ck.function, *rest)
     try:
         if not a.done and not _capturing() and not _autotune.benchmarking():
-            args = rest[4:]
-            try:
-                tune_at_launch(ck, a.state, (gx, gy, gz), args)
-            except Exception as e:
-                log("warn", "%s: tuning at first launch failed, stock cubin kept: %s", ck.name, e)
-                STATS.add("launch-tune", kernel=ck.name, status="error", message=str(e))
-            _disarm(a)
+            held = _gpu_lock(ck)  # one tuning at a time per GPU (_gpulock.py)
+            if held is not None:
+                with held:
+                    try:
+                        tune_at_launch(ck, a.state, (gx, gy, gz), rest[4:])
+                    except Exception as e:
+                        log("warn", "%s: tuning at first launch failed, stock cubin kept: %s", ck.name, e)
+                        STATS.add("launch-tune", kernel=ck.name, status="error", message=str(e))
+                _disarm(a)
     finally:
         a.lock.release()
     return ck._run(gx, gy, gz, stream, ck.function, *rest)
+
+
+def _gpu_lock(ck):
+    """The GPU lock of the current device (waiting under SASSTUNE_GPU_LOCK=wait), or None when another
+    process or thread holds it: the launch then runs stock and the kernel stays armed."""
+    s = settings()
+    device = _settings.current_device()
+    try:
+        held = _gpulock.acquire(s, device)
+    except OSError as e:  # no lock folder: tune unlocked rather than never
+        log("warn", "%s: cannot take the GPU lock (%s); tuning without it", ck.name, e)
+        return _gpulock.Held(None, None)
+    if held is None:
+        log("info", "%s: another tuning holds GPU %d (%s); running stock, tuning at a later launch", ck.name,
+            device, _gpulock.gpu_uuid(device))
+        STATS.add("gpu-busy", kernel=ck.name, device=device)
+    return held
 
 
 def _capture_root(s):
