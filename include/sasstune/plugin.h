@@ -15,7 +15,8 @@
  * JSON object of strings) overrides them key by key:
  *
  *   SASSTUNE_CACHE_DIR  "cache_dir"  cache folder (default $XDG_CACHE_HOME/sasstune, else ~/.cache/sasstune)
- *   SASSTUNE_MODE       "mode"       tune | policy | cache-only (default tune)
+ *   SASSTUNE_MODE       "mode"       tune | policy | cache-only | capture (default tune;
+ *                                    capture: the flow records launches, run() acts as cache-only)
  *   SASSTUNE_BUDGET     "budget"     tuning budget, e.g. "5m"
  *   SASSTUNE_POLICY     "policy"     policy file for mode policy
  *   SASSTUNE_LOG        "log"        off|error|warn|info|debug (default warn, on stderr), or a file path

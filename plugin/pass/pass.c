@@ -310,9 +310,9 @@ static int pass_run(const uint8_t *cubin, size_t size, const st_plugin_kernel *k
 			pass_log(&set, ST_LOG_WARN, "%s: cache entry ignored: %s", kname, err.msg);
 			snprintf(why, sizeof why, "cache miss %.12s (entry ignored: %.300s)", c.key, err.msg);
 		}
-		if (set.mode == ST_PASS_CACHE_ONLY)
-			finish(r, &set, kname, cubin, size, ST_PLUGIN_UNCHANGED, "%s; mode cache-only, stock cubin kept",
-			       why);
+		if (set.mode == ST_PASS_CACHE_ONLY || set.mode == ST_PASS_CAPTURE)
+			finish(r, &set, kname, cubin, size, ST_PLUGIN_UNCHANGED, "%s; mode %s, stock cubin kept", why,
+			       st_pass__mode_name(set.mode));
 		else if (set.mode == ST_PASS_TUNE)
 			tune_locked(r, &c, why);
 		else

@@ -5,7 +5,7 @@
  *
  *   env                 options_json key      meaning
  *   SASSTUNE_CACHE_DIR  cache_dir             cache folder (see st_cache_open)
- *   SASSTUNE_MODE       mode                  tune | policy | cache-only (default tune)
+ *   SASSTUNE_MODE       mode                  tune | policy | cache-only | capture (default tune)
  *   SASSTUNE_BUDGET     budget                tuning budget, handed to the search
  *   SASSTUNE_POLICY     policy                policy file for mode policy
  *   SASSTUNE_LOG        log                   off|error|warn|info|debug, or a file path
@@ -18,7 +18,9 @@
 
 #include "sasstune/error.h"
 
-typedef enum st_pass_mode { ST_PASS_TUNE, ST_PASS_POLICY, ST_PASS_CACHE_ONLY } st_pass_mode;
+/* ST_PASS_CAPTURE: the flow records launches to tune later (sasstune tune --captures); the pass
+ * itself then only looks up, like cache-only. */
+typedef enum st_pass_mode { ST_PASS_TUNE, ST_PASS_POLICY, ST_PASS_CACHE_ONLY, ST_PASS_CAPTURE } st_pass_mode;
 typedef enum st_log_level { ST_LOG_OFF, ST_LOG_ERROR, ST_LOG_WARN, ST_LOG_INFO, ST_LOG_DEBUG } st_log_level;
 
 typedef struct st_pass_settings {

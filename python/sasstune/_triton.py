@@ -27,7 +27,7 @@ import threading
 import time
 import uuid
 
-from . import _autotune, _capture, _gpulock, _lib, _settings
+from . import _autotune, _capture, _capture_mode, _gpulock, _lib, _settings
 from ._settings import log
 
 ADAPTER_VERSION = "0.1.0"
@@ -85,7 +85,7 @@ def namespace(device=None):
         ident = {
             "library": plugin.version,
             "adapter": ADAPTER_VERSION,
-            "mode": s.mode,
+            "mode": "tune" if s.mode == "capture" else s.mode,  # both compile alike and share entries
             "policy": _settings.file_digest(s.policy) if s.policy else None,
             "gpu": facts,
         }
@@ -199,7 +199,7 @@ def on_cubin(stock, metadata, capability):
         STATS.add("compile", kernel=name, status="error", message=str(e), plugin_ms=0.0, hook_ms=0.0)
         return stock
     out = bytes(res.cubin) if res.cubin else stock
-    pending = s.mode == "tune" and res.code in (_lib.UNCHANGED, _lib.POLICY)
+    pending = s.mode in ("tune", "capture") and res.code in (_lib.UNCHANGED, _lib.POLICY)
     if res.code == _lib.ERROR:
         log("warn", "%s: %s", name, res.message)
     state = {"v": 1, "status": res.status, "message": res.message, "pending": pending,
@@ -410,7 +410,7 @@ def consider(ck):
     or arm it for tuning at its first launch."""
     state = kernel_state(ck)
     s = settings()
-    if not state or not state.get("pending") or s.mode != "tune":
+    if not state or not state.get("pending") or s.mode not in ("tune", "capture"):
         return
     stock = stock_cubin(ck, state)
     if stock is None:
@@ -472,7 +472,10 @@ def _first_launch(a, gx, gy, gz, stream, function, *rest):
     if not a.lock.acquire(blocking=False):  # another thread is tuning it: run what we have
         return ck._run(gx, gy, gz, stream, ck.function, *rest)
     try:
-        if not a.done and not _capturing() and not _autotune.benchmarking():
+        if not a.done and not _capturing() and not _autotune.benchmarking() and settings().mode == "capture":
+            _capture_for_later(a, (gx, gy, gz), rest[4:])
+            _disarm(a)
+        elif not a.done and not _capturing() and not _autotune.benchmarking():
             held = _gpu_lock(ck)  # one tuning at a time per GPU (_gpulock.py)
             if held is not None:
                 with held:
@@ -485,6 +488,21 @@ def _first_launch(a, gx, gy, gz, stream, function, *rest):
     finally:
         a.lock.release()
     return ck._run(gx, gy, gz, stream, ck.function, *rest)
+
+
+def _capture_for_later(a, grid, args):
+    """Mode capture: record the launch for `sasstune tune --captures` (_capture_mode.py) and leave the
+    kernel pending in Triton's cache, so that a later process in mode tune looks it up again."""
+    ck, s = a.ck, settings()
+    try:
+        stock = stock_cubin(ck, a.state)
+        if stock is None:
+            raise RuntimeError("stock cubin not found")
+        status, message = _capture_mode.capture_launch(ck, a.state, stock, grid, args, s)
+    except Exception as e:
+        status, message = "error", str(e)
+    log("warn" if status == "error" else "info", "%s: capture: %s: %s", ck.name, status, message)
+    STATS.add("capture", kernel=ck.name, status=status, message=message)
 
 
 def _gpu_lock(ck):

@@ -186,6 +186,9 @@ static void test_plugin_entry__modes(void **state)
 	char opt[1200];
 	snprintf(opt, sizeof opt, "{\"cache_dir\": \"%s\", \"mode\": \"cache-only\"}", f->dir);
 	assert_int_equal(run(f, "k", opt, f->cubin, f->size, "cache-only"), ST_PLUGIN_UNCHANGED);
+	/* mode capture: the flow records the launch; run() only looks up */
+	snprintf(opt, sizeof opt, "{\"cache_dir\": \"%s\", \"mode\": \"capture\"}", f->dir);
+	assert_int_equal(run(f, "k", opt, f->cubin, f->size, "; mode capture, stock cubin kept"), ST_PLUGIN_UNCHANGED);
 	snprintf(opt, sizeof opt, "{\"cache_dir\": \"%s\", \"mode\": \"policy\", \"policy\": \"p.bin\"}", f->dir);
 	assert_int_equal(run(f, "k", opt, f->cubin, f->size, "policy"), ST_PLUGIN_UNCHANGED);
 	/* the environment, overridden by options_json */

@@ -1,0 +1,124 @@
+/* capture.json: reading a captured launch's key fields, and the options to tune it with.
+ * See capture.h. */
+#include "capture.h"
+#include "sasstune/cache.h"
+
+#include <cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FIELD_MAX 1024
+#define META_MAX (1u << 20)
+
+void st_capture_meta_free(st_capture_meta *m)
+{
+	free(m->kernel);
+	free(m->arch);
+	free(m->ptxas_version);
+	free(m->gpu_name);
+	free(m->compute_capability);
+	free(m->driver_version);
+	free(m->device);
+	memset(m, 0, sizeof *m);
+}
+
+/* An optional string field: absent or null leaves *slot NULL. */
+static st_status field(const cJSON *o, const char *name, char **slot, st_error *err)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
+	if (!v || cJSON_IsNull(v))
+		return ST_OK;
+	if (!cJSON_IsString(v) || !v->valuestring)
+		return st_error_set(err, ST_EFORMAT, "capture.json: \"%s\" is not a string", name);
+	size_t n = strnlen(v->valuestring, FIELD_MAX + 1);
+	if (n > FIELD_MAX)
+		return st_error_set(err, ST_EFORMAT, "capture.json: \"%s\" is over %d bytes", name, FIELD_MAX);
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)v->valuestring[i] < 0x20 || v->valuestring[i] == 0x7f)
+			return st_error_set(err, ST_EFORMAT, "capture.json: \"%s\" has a control character", name);
+	if (!(*slot = strdup(v->valuestring)))
+		return st_error_set(err, ST_ENOMEM, "out of memory");
+	return ST_OK;
+}
+
+static st_status key_field(const cJSON *o, st_capture_meta *m, st_error *err)
+{
+	char *key = NULL;
+	st_status rc = field(o, "key", &key, err);
+	if (rc != ST_OK || !key)
+		return rc;
+	int ok = strlen(key) == 64;
+	for (size_t i = 0; ok && i < 64; i++)
+		ok = (key[i] >= '0' && key[i] <= '9') || (key[i] >= 'a' && key[i] <= 'f');
+	if (ok)
+		memcpy(m->key, key, 65);
+	free(key);
+	return ok ? ST_OK : st_error_set(err, ST_EFORMAT, "capture.json: \"key\" is not 64 lowercase hex digits");
+}
+
+st_status st_capture_meta_parse(const char *json, size_t len, st_capture_meta *out, st_error *err)
+{
+	memset(out, 0, sizeof *out);
+	if (len > META_MAX)
+		return st_error_set(err, ST_EFORMAT, "capture.json: over %u bytes", META_MAX);
+	cJSON *o = cJSON_ParseWithLength(json, len);
+	st_status rc = ST_OK;
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "v");
+	if (!cJSON_IsObject(o))
+		rc = st_error_set(err, ST_EFORMAT, "capture.json: not a JSON object");
+	else if (!cJSON_IsNumber(v) || v->valuedouble != 1.0)
+		rc = st_error_set(err, ST_EFORMAT, "capture.json: \"v\" is not 1 (a capture of another sasstune?)");
+	struct {
+		const char *name;
+		char **slot;
+	} fs[] = {{"kernel", &out->kernel},	    {"arch", &out->arch},
+		  {"ptxas_version", &out->ptxas_version}, {"gpu_name", &out->gpu_name},
+		  {"compute_capability", &out->compute_capability}, {"driver_version", &out->driver_version},
+		  {"device", &out->device}};
+	for (size_t i = 0; rc == ST_OK && i < sizeof fs / sizeof fs[0]; i++)
+		rc = field(o, fs[i].name, fs[i].slot, err);
+	if (rc == ST_OK)
+		rc = key_field(o, out, err);
+	if (rc == ST_OK && (!out->kernel || !*out->kernel))
+		rc = st_error_set(err, ST_EFORMAT, "capture.json: no \"kernel\"");
+	cJSON_Delete(o);
+	if (rc != ST_OK)
+		st_capture_meta_free(out);
+	return rc;
+}
+
+st_status st_capture_key(const st_capture_meta *m, const uint8_t *cubin, size_t size, char key[65], st_error *err)
+{
+	char sha[65];
+	st_cache_sha256_hex(cubin, size, sha);
+	st_cache_key_fields f = {.cubin_sha256 = sha,
+				 .kernel = m->kernel,
+				 .gpu_name = m->gpu_name,
+				 .compute_capability = m->compute_capability,
+				 .driver_version = m->driver_version,
+				 .ptxas_version = m->ptxas_version};
+	return st_cache_key(&f, key, err);
+}
+
+st_status st_capture_options(const st_capture_meta *m, const char *budget, const char *cache_dir, char **out,
+			     st_error *err)
+{
+	*out = NULL;
+	cJSON *o = cJSON_CreateObject();
+	int ok = o && cJSON_AddStringToObject(o, "mode", "tune");
+	struct {
+		const char *name, *value;
+	} kv[] = {{"budget", budget},
+		  {"gpu_name", m->gpu_name},
+		  {"compute_capability", m->compute_capability},
+		  {"driver_version", m->driver_version},
+		  {"device", m->device},
+		  {"cache_dir", cache_dir}};
+	for (size_t i = 0; ok && i < sizeof kv / sizeof kv[0]; i++)
+		if (kv[i].value)
+			ok = cJSON_AddStringToObject(o, kv[i].name, kv[i].value) != NULL;
+	if (ok)
+		*out = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	return *out ? ST_OK : st_error_set(err, ST_ENOMEM, "out of memory");
+}
