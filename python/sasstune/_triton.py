@@ -472,22 +472,30 @@ def _first_launch(a, gx, gy, gz, stream, function, *rest):
     if not a.lock.acquire(blocking=False):  # another thread is tuning it: run what we have
         return ck._run(gx, gy, gz, stream, ck.function, *rest)
     try:
-        if not a.done and not _capturing() and not _autotune.benchmarking() and settings().mode == "capture":
-            _capture_for_later(a, (gx, gy, gz), rest[4:])
-            _disarm(a)
-        elif not a.done and not _capturing() and not _autotune.benchmarking():
-            held = _gpu_lock(ck)  # one tuning at a time per GPU (_gpulock.py)
-            if held is not None:
-                with held:
-                    try:
-                        tune_at_launch(ck, a.state, (gx, gy, gz), rest[4:])
-                    except Exception as e:
-                        log("warn", "%s: tuning at first launch failed, stock cubin kept: %s", ck.name, e)
-                        STATS.add("launch-tune", kernel=ck.name, status="error", message=str(e))
+        if not a.done and not _capturing() and not _autotune.benchmarking():
+            if settings().mode == "capture":
+                _capture_for_later(a, (gx, gy, gz), rest[4:])
                 _disarm(a)
+            else:
+                _tune_with_gpu_lock(a, (gx, gy, gz), rest[4:])
     finally:
         a.lock.release()
     return ck._run(gx, gy, gz, stream, ck.function, *rest)
+
+
+def _tune_with_gpu_lock(a, grid, args):
+    """Tune at this launch and disarm, holding the GPU lock (_gpulock.py); when another tuning holds
+    it (SASSTUNE_GPU_LOCK=skip), the launch runs stock and the kernel stays armed."""
+    held = _gpu_lock(a.ck)
+    if held is None:
+        return
+    with held:
+        try:
+            tune_at_launch(a.ck, a.state, grid, args)
+        except Exception as e:
+            log("warn", "%s: tuning at first launch failed, stock cubin kept: %s", a.ck.name, e)
+            STATS.add("launch-tune", kernel=a.ck.name, status="error", message=str(e))
+    _disarm(a)
 
 
 def _capture_for_later(a, grid, args):
