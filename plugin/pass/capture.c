@@ -4,6 +4,7 @@
 #include "sasstune/cache.h"
 
 #include <cJSON.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -56,6 +57,23 @@ static st_status key_field(const cJSON *o, st_capture_meta *m, st_error *err)
 	return ok ? ST_OK : st_error_set(err, ST_EFORMAT, "capture.json: \"key\" is not 64 lowercase hex digits");
 }
 
+/* "gpu_uuid": a lock file name part, so only [0-9a-z-] (the adapter's normalised UUID, or ordinal-N). */
+static st_status uuid_field(const cJSON *o, st_capture_meta *m, st_error *err)
+{
+	char *u = NULL;
+	st_status rc = field(o, "gpu_uuid", &u, err);
+	if (rc != ST_OK || !u)
+		return rc;
+	size_t n = strlen(u);
+	int ok = n > 0 && n < sizeof m->gpu_uuid;
+	for (size_t i = 0; ok && i < n; i++)
+		ok = (u[i] >= '0' && u[i] <= '9') || (u[i] >= 'a' && u[i] <= 'z') || u[i] == '-';
+	if (ok)
+		memcpy(m->gpu_uuid, u, n + 1);
+	free(u);
+	return ok ? ST_OK : st_error_set(err, ST_EFORMAT, "capture.json: \"gpu_uuid\" is not 1 to 64 of [0-9a-z-]");
+}
+
 st_status st_capture_meta_parse(const char *json, size_t len, st_capture_meta *out, st_error *err)
 {
 	memset(out, 0, sizeof *out);
@@ -79,6 +97,8 @@ st_status st_capture_meta_parse(const char *json, size_t len, st_capture_meta *o
 		rc = field(o, fs[i].name, fs[i].slot, err);
 	if (rc == ST_OK)
 		rc = key_field(o, out, err);
+	if (rc == ST_OK)
+		rc = uuid_field(o, out, err);
 	if (rc == ST_OK && (!out->kernel || !*out->kernel))
 		rc = st_error_set(err, ST_EFORMAT, "capture.json: no \"kernel\"");
 	cJSON_Delete(o);
@@ -98,6 +118,16 @@ st_status st_capture_key(const st_capture_meta *m, const uint8_t *cubin, size_t 
 				 .driver_version = m->driver_version,
 				 .ptxas_version = m->ptxas_version};
 	return st_cache_key(&f, key, err);
+}
+
+st_status st_capture_lock_path(const st_capture_meta *m, const char *cache_dir, char *out, size_t size,
+			       st_error *err)
+{
+	if (!m->gpu_uuid[0])
+		return st_error_set(err, ST_ENOTFOUND, "the capture names no GPU (no \"gpu_uuid\")");
+	if ((size_t)snprintf(out, size, "%s/locks/gpu-%s.lock", cache_dir, m->gpu_uuid) >= size)
+		return st_error_set(err, ST_EINVAL, "the GPU lock path is too long");
+	return ST_OK;
 }
 
 st_status st_capture_options(const st_capture_meta *m, const char *budget, const char *cache_dir, char **out,

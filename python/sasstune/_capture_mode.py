@@ -12,7 +12,8 @@ up.  A capture folder holds:
 * ``launch.json``: the launch spec (docs/runtime.md), buffer files named relative to the folder;
 * ``arg*.bin``, ``buf*.bin``: the buffers, as the first-launch capture writes them;
 * ``capture.json``: ``{"v": 1, "kernel", "arch", "ptxas_version", "gpu_name", "compute_capability",
-  "driver_version", "device", "key", "bytes", "pid", "date"}`` (all strings but v, bytes, pid).
+  "driver_version", "device", "key", "gpu_uuid", "bytes", "pid", "date"}`` (all strings but v, bytes,
+  pid); the batch waits for the GPU lock of ``gpu_uuid`` (_gpulock.py) around each kernel.
 
 The folder is written under a temporary name and renamed into place, so a reader never sees half a
 capture.  ``SASSTUNE_CAPTURE_LIMIT`` bounds the bytes of all captures in the folder together
@@ -27,7 +28,7 @@ import tempfile
 import threading
 import time
 
-from . import _capture, _lib, _settings
+from . import _capture, _gpulock, _lib, _settings
 from ._settings import log
 
 FORMAT = 1
@@ -132,7 +133,7 @@ def capture_launch(ck, state, stock, grid, args, s):
         with open(os.path.join(tmp, "cubin"), "wb") as f:
             f.write(stock)
         meta = dict(v=FORMAT, kernel=ck.name, arch=state.get("arch"), ptxas_version=state.get("ptxas_version"),
-                    device=str(device), key=key, bytes=b.total_bytes, pid=os.getpid(),
+                    device=str(device), key=key, gpu_uuid=_gpulock.gpu_uuid(device), bytes=b.total_bytes, pid=os.getpid(),
                     date=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **facts)
         with open(os.path.join(tmp, "capture.json"), "w") as f:
             json.dump(meta, f, indent=1)

@@ -126,3 +126,29 @@ def test_batch_budget_and_bad_captures(tmp_path):
     assert "1 captures: 0 tuned, 0 cached, 0 unchanged, 1 errors or unreadable" in out
     p = subprocess.run([cli(), "tune", "--captures", str(root), "--budget", "soon"], capture_output=True, text=True)
     assert p.returncode == 2 and "--budget" in p.stderr
+
+
+def test_batch_waits_for_the_gpu_lock(tmp_path):
+    """The batch takes the adapter's GPU lock (capture.json's gpu_uuid) around each kernel: with a
+    program tuning on that GPU it says it waits, and goes on when the lock is free."""
+    from test_gpulock import holder
+    from sasstune import _gpulock
+    sasstune.enable(mode="capture")
+    capture_add()
+    root, cache = tmp_path / "sasstune" / "captures", tmp_path / "sasstune"
+    (key,) = os.listdir(root)
+    meta = json.loads((root / key / "capture.json").read_text())
+    assert meta["gpu_uuid"] == _gpulock.gpu_uuid(0)
+    h = holder(_gpulock.lock_path(_settings.current(), 0))
+    env = dict(os.environ, SASSTUNE_LIBCUDA="/nonexistent/libcuda.so.1", SASSTUNE_CACHE_DIR=str(cache))
+    p = subprocess.Popen([cli(), "tune", "--captures", str(root), "--budget", "1s"], env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    try:
+        first = p.stdout.readline()
+        assert first.startswith("[1/1] add_kernel: waiting for GPU %s" % meta["gpu_uuid"]), first
+        assert p.poll() is None  # still waiting while the holder lives
+    finally:
+        h.stdin.close()
+        h.wait(timeout=60)
+    out, _ = p.communicate(timeout=300)
+    assert p.returncode == 0 and "[1/1] add_kernel %s: unchanged" % key[:12] in out, out

@@ -11,6 +11,8 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -22,7 +24,8 @@ static void usage(FILE *out)
 		"usage: sasstune tune --captures DIR [--budget T] [--total-budget T] [--cache-dir D]\n\n"
 		"Tune every kernel captured with SASSTUNE_MODE=capture (docs/triton.md, \"Capture now, tune\n"
 		"later\") into the schedule cache, one after another on the GPU each capture was made on\n"
-		"(its recorded device ordinal).  Each capture (DIR/<key>/: cubin, launch.json, buffers,\n"
+		"(its recorded device ordinal), waiting for the GPU lock a program tuning on that GPU holds\n"
+		"(<cache>/locks/gpu-<uuid>.lock).  Each capture (DIR/<key>/: cubin, launch.json, buffers,\n"
 		"capture.json) goes through the pass itself in mode tune, keyed by the GPU facts recorded at\n"
 		"capture time, so the next run of the program finds the results.  A kernel already in the\n"
 		"cache is reported cached and not tuned again.\n\n"
@@ -60,6 +63,7 @@ static st_status read_in(const char *dir, const char *name, const char *file, ui
 
 struct batch {
 	const char *dir, *budget, *cache_dir;
+	char resolved_cache[4096]; /* where the GPU locks live */
 	int64_t budget_s, total_s; /* total_s < 0: none */
 	double t0;
 	unsigned counts[5], skipped, unreadable;
@@ -75,6 +79,31 @@ static int64_t next_budget(const struct batch *b)
 }
 
 static const char *const status_names[] = {"tuned", "cached", "policy", "unchanged", "error"};
+
+/* Take the GPU lock the Triton adapter takes (python/sasstune/_gpulock.py), waiting for a program
+ * that tunes on that GPU now; -1 when the capture names no GPU or the lock cannot be made. */
+static int gpu_lock(const struct batch *b, const st_capture_meta *m, unsigned i, unsigned n)
+{
+	char path[4200], dir[4200];
+	st_error err;
+	if (st_capture_lock_path(m, b->resolved_cache, path, sizeof path, &err) != ST_OK)
+		return -1;
+	snprintf(dir, sizeof dir, "%s/locks", b->resolved_cache);
+	mkdir(b->resolved_cache, 0755);
+	mkdir(dir, 0755);
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+	if (fd < 0)
+		return -1;
+	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+		printf("[%u/%u] %s: waiting for GPU %s (another process is tuning on it)\n", i, n, m->kernel, m->gpu_uuid);
+		fflush(stdout);
+		if (flock(fd, LOCK_EX) != 0) {
+			close(fd);
+			return -1;
+		}
+	}
+	return fd;
+}
 
 /* Tune one capture folder through run(); prints its progress line.  Nonzero: it could not be read. */
 static int tune_one(struct batch *b, const char *name, unsigned i, unsigned n)
@@ -124,8 +153,11 @@ static int tune_one(struct batch *b, const char *name, unsigned i, unsigned n)
 	st_plugin_kernel k = {.kernel = m.kernel, .arch = m.arch, .ptxas_version = m.ptxas_version,
 			      .launch_json = (const char *)launch, .options_json = opt};
 	st_plugin_result r;
+	int lock = gpu_lock(b, &m, i, n);
 	double t0 = now_s();
 	info->run(cubin, cubin_size, &k, &r);
+	if (lock >= 0)
+		close(lock); /* drops the flock */
 	int back = fchdir(here);
 	close(here);
 	unsigned s = (unsigned)r.status < 5 ? (unsigned)r.status : 4;
@@ -178,6 +210,12 @@ int st_cmd_tune_captures(int argc, char **argv)
 		st_cli_error(argv[0], "--budget: must be at least 1 s");
 		return ST_EXIT_USAGE;
 	}
+	st_cache *cache;
+	st_error err = {0};
+	if (st_cache_open(&cache, cache_dir, &err) != ST_OK)
+		return st_cli_fail(argv[0], &err);
+	snprintf(b.resolved_cache, sizeof b.resolved_cache, "%s", st_cache_dir(cache));
+	st_cache_free(cache);
 	struct dirent **list;
 	int n = scandir(dir, &list, visible, alphasort);
 	if (n < 0) {
