@@ -107,9 +107,14 @@ def compiled_kernels():
             continue
         for obj in list(vars(mod).values()):
             fn = obj
-            while fn is not None and not isinstance(fn, JITFunction):
-                fn = getattr(fn, "fn", None)
-            if fn is None:
+            try:
+                for _ in range(8):  # through Autotuner / Heuristics wrappers
+                    if fn is None or isinstance(fn, JITFunction):
+                        break
+                    fn = getattr(fn, "fn", None)
+            except Exception:
+                fn = None
+            if not isinstance(fn, JITFunction):
                 continue
             for cache in fn.device_caches.values():
                 for ck in cache[0].values():
