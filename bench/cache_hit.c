@@ -88,9 +88,11 @@ int main(int argc, char **argv)
 		 "{\"cache_dir\":\"%s\",\"gpu_name\":\"NVIDIA H200\",\"compute_capability\":\"9.0\","
 		 "\"driver_version\":\"580.65.06\"}", dir);
 	st_error err;
-	st_cache_key_fields f = {sha, "attn_fwd", "NVIDIA H200", "9.0", "580.65.06", "12.8.93", NULL};
-	st_cache_record r = {sched, "{\"runs\":10,\"max_abs_err\":0}", 1.05, 1.03, 1.07, "ppo", "10m", NULL,
-			     tuned, CUBIN_SIZE};
+	st_cache_key_fields f = {.cubin_sha256 = sha, .kernel = "attn_fwd", .gpu_name = "NVIDIA H200",
+				 .compute_capability = "9.0", .driver_version = "580.65.06", .ptxas_version = "12.8.93"};
+	st_cache_record r = {.schedule_json = sched, .verification_json = "{\"runs\":10,\"max_abs_err\":0}",
+			     .speedup = 1.05, .speedup_low = 1.03, .speedup_high = 1.07, .method = "ppo",
+			     .budget = "10m", .tuned_cubin = tuned, .tuned_cubin_size = CUBIN_SIZE};
 	if (st_cache_open(&c, dir, &err) != ST_OK || st_cache_store(c, &f, &r, &err) != ST_OK) {
 		fprintf(stderr, "cache_hit: %s\n", err.msg);
 		return 1;

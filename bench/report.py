@@ -67,6 +67,13 @@ What happens for each kernel, every step in a fresh process:
    re-measures the result apart from the tuner. For a kernel the tuner left unchanged it compares
    two loads of the stock cubin: the A/A noise of that kernel.
 
+4. **variants**: `sasstune variants stock.ptx --launch launch.json --cubin stock.cubin -o variant.cubin
+   --json` compiles the same PTX with every ptxas it finds (Triton's 12.8 and 12.9, the `nvidia-cuda-nvcc`
+   wheel's 13.x, `--ptxas P`) and their knobs, verifies each bit for bit, times it against stock and
+   confirms the best (docs/variants.md). When a variant wins, `sasstune tune` runs on it too; both are
+   re-measured by `sasstune compare` (400 pairs). The variants table shows the best variant alone, the
+   best variant + the SASS search (the product's default) and the SASS search alone.
+
 Kernels the runtime cannot launch yet, or that sasstune cannot rewrite yet, are still run stock and
 listed with the reason.
 
@@ -156,6 +163,62 @@ def slower(r):
 
 def geomean(xs):
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
+
+
+def col_speedup(c):
+    """The speedup of one variants column that counts toward the targets (1 when stock was kept or
+    the search kept its input; its median otherwise)."""
+    if not c or "speedup" not in c:
+        return None
+    return 1.0 if c.get("status") in ("stock kept", "unchanged") else c["speedup"]
+
+
+def f_col(c):
+    if not c:
+        return "–"
+    if "speedup" not in c:
+        return "– (%s)" % (c.get("error") or "not measured")
+    v = col_speedup(c)
+    if c.get("status") in ("stock kept", "unchanged"):
+        return "1 (%s)" % ("stock kept" if c["status"] == "stock kept" else "unchanged")
+    bold = c["speedup_lo"] > 1.0
+    txt = ("**%.4f**" if bold else "%.4f") % v + " [%.4f, %.4f]" % (c["speedup_lo"], c["speedup_hi"])
+    return txt + (" slower" if c["speedup_hi"] < 1.0 else "")
+
+
+def variants_rows(rs):
+    """The four columns (stock, best variant, best variant + SASS search, SASS search alone)."""
+    vr = [r for r in rs if measured(r) and (r.get("variants") or {}).get("ran")]
+    if not vr:
+        return []
+    out = ["| kernel | best variant | variant [95 %] | variant + SASS search (default) [95 %] "
+           "| SASS search alone [95 %] | variants compiled / verified | variants step |",
+           "|---|---|---|---|---|---|---|"]
+    cols = {"variant": [], "variant_sass": [], "sass": []}
+    for r in vr:
+        v = r["variants"]
+        sass = {"speedup": r["speedup"], "speedup_lo": r["speedup_lo"], "speedup_hi": r["speedup_hi"],
+                "status": r["status"]}
+        t = v.get("table") or []
+        nc = sum(1 for x in t if x.get("compiled"))
+        nv = sum(1 for x in t if x.get("verified") == 1)
+        if v.get("error"):
+            out.append("| %s | – (%s) | – | – | %s | – | %.0f s |" % (r["case"], v["error"], f_col(sass), v.get("wall_s", 0)))
+            continue
+        for k, c in (("variant", v.get("variant")), ("variant_sass", v.get("variant_sass")), ("sass", sass)):
+            x = col_speedup(c)
+            if x is not None:
+                cols[k].append(x)
+        out.append("| %s | %s | %s | %s | %s | %d / %d of %d | %.0f s |" % (
+            r["case"], v.get("best", "stock"), f_col(v.get("variant")), f_col(v.get("variant_sass")),
+            f_col(sass), nc, nv, len(t), v.get("wall_s", 0)))
+    out.append("")
+    g = lambda xs: "%.4f (%d kernel%s)" % (geomean(xs), len(xs), "s" * (len(xs) != 1)) if xs else "–"
+    out.append("Geometric means over stock: best variant %s; best variant + SASS search (the default) %s; "
+               "SASS search alone %s (target >= %.2f with no kernel slower)." % (
+                   g(cols["variant"]), g(cols["variant_sass"]), g(cols["sass"]), TARGET_GEOMEAN))
+    out.append("")
+    return out
 
 
 def row(r):
@@ -303,6 +366,46 @@ def chart(groups, png):
     return True
 
 
+def chart_variants(groups, png):
+    """Three bars per kernel: best variant, best variant + SASS search (the default), SASS search alone."""
+    items = [r for _, runs in groups for run in runs for r in run["results"]
+             if measured(r) and (r.get("variants") or {}).get("ran") and not r["variants"].get("error")]
+    if not items:
+        return False
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(8.5, 1.2 + 0.62 * len(items)))
+    kinds = [("variant", "best variant", "#e0a040"), ("variant_sass", "variant + SASS search (default)", "#3a8f4a"),
+             ("sass", "SASS search alone", "#4a6fd0")]
+    for k, (key, label, color) in enumerate(kinds):
+        ys, vals, lo, hi = [], [], [], []
+        for i, r in enumerate(items):
+            c = r["variants"].get(key) if key != "sass" else {
+                "speedup": r["speedup"], "speedup_lo": r["speedup_lo"], "speedup_hi": r["speedup_hi"], "status": r["status"]}
+            v = col_speedup(c)
+            if v is None:
+                continue
+            exact = c.get("status") in ("stock kept", "unchanged")
+            ys.append((len(items) - 1 - i) * 1.0 + (1 - k) * 0.26)
+            vals.append(v)
+            lo.append(0 if exact else v - c["speedup_lo"])
+            hi.append(0 if exact else c["speedup_hi"] - v)
+        ax.barh(ys, [v - 1 for v in vals], left=1, height=0.24, color=color, xerr=[lo, hi], capsize=2, label=label)
+    ax.axvline(1.0, color="black", lw=0.8)
+    ax.axvline(TARGET_GEOMEAN, color="#3a6fd0", lw=0.8, ls="--")
+    ax.axvspan(1 - NOISE, 1 + NOISE, color="#e8e8e8", zorder=0)
+    ax.set_yticks([len(items) - 1 - i for i in range(len(items))])
+    ax.set_yticklabels([r["case"] for r in items], fontsize=8)
+    ax.set_title("compile variants and the SASS search: speedup over stock Triton", fontsize=10)
+    ax.set_xlabel("time(stock) / time(column), 95 % interval; grey band: A/A noise; dashed: the 1.05 target", fontsize=8)
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.35), ncol=3)
+    fig.tight_layout()
+    fig.savefig(png, dpi=110)
+    plt.close(fig)
+    return True
+
+
 def all_cases():
     sys.path.insert(0, HERE)
     import kernels as K
@@ -377,6 +480,13 @@ def render(runs, png_name, notes=None):
             out.append("")
             out += targets(run["results"])
             out.append("")
+            vrows = variants_rows(run["results"])
+            if vrows:
+                out.append("Compile variants (docs/variants.md): the same PTX through other ptxas binaries and "
+                           "options, each verified bit for bit and timed against stock; every column re-measured "
+                           "apart from its tuner by `sasstune compare` (400 pairs):")
+                out.append("")
+                out += vrows
             skipped = [r for r in run["results"] if not measured(r)]
             if skipped:
                 out.append("Not measured stock against tuned:")
@@ -466,6 +576,10 @@ def main(argv=None):
     link = os.path.relpath(os.path.abspath(png), os.path.dirname(os.path.abspath(a.md)))
     text, groups = render(runs, link, notes)
     drew = chart(groups, png) if groups else False
+    vpng = png[:-4] + "-variants.png" if png.endswith(".png") else png + "-variants.png"
+    if groups and chart_variants(groups, vpng):
+        text = text.replace("![speedups](%s)\n" % link,
+                            "![speedups](%s)\n\n![compile variants](%s)\n" % (link, os.path.basename(vpng)))
     if groups and not drew:
         text = text.replace("![speedups](%s)\n" % link, "")
     os.makedirs(os.path.dirname(os.path.abspath(a.md)), exist_ok=True)

@@ -15,6 +15,11 @@ For each kernel (bench/kernels.py), each step in a fresh process:
   compare  sasstune compare stock.cubin tuned.cubin --launch launch.json --pairs 400 --json: the
            speedup, re-measured apart from the tuner, with its bootstrap 95 % interval (for an
            unchanged kernel this is the A/A noise of two loads of the same cubin)
+  variants sasstune variants stock.ptx --launch launch.json --cubin stock.cubin -o variant.cubin --json:
+           the same PTX through other ptxas binaries and options (docs/variants.md), each verified and
+           timed against stock, the best confirmed; when one wins, sasstune tune runs on it too, and
+           both are re-measured by compare.  Columns: best variant, best variant + SASS search (the
+           product's default), SASS search alone.  --no-variants leaves them out.
 
 Writes DIR/<kernel>/ (artifacts, stock.json, tune.json, compare.json, result.json, logs) and
 DIR/results.json (the run and every kernel, rewritten after each one, so a run cut short still
@@ -319,7 +324,80 @@ def run_case(case, a, out_dir, sasstune, tune_ok, tune_why, budget_s, env):
         res["compare"] = {"error": (s["stderr_tail"] if s else "no sasstune command") or "no result"}
         res.setdefault("status", "compare-failed")
         res.setdefault("reason", res["compare"]["error"])
+    if a.variants and sasstune and tune_ok and res.get("status") in ("tuned", "unchanged"):
+        res["variants"] = run_variants(a, d, res, sasstune, budget_s, env)
     return res
+
+
+def compare_pair(sasstune, a, d, name, cubin, other, launch, env):
+    """`sasstune compare stock OTHER`: {speedup, lo, hi, ...} or {error}."""
+    s = step([sasstune, "compare", cubin, other, "--launch", launch, "--pairs", str(a.pairs), "--json"],
+             os.path.join(d, "compare-%s.log" % name), a.compare_timeout, env)
+    j = parse_json_out(s["stdout"])
+    if j is None or "ratio" not in j:
+        return {"error": s["stderr_tail"] or "no result"}
+    json.dump(j, open(os.path.join(d, "compare-%s.json" % name), "w"), indent=1)
+    return {"speedup": 1.0 / j["ratio"], "speedup_lo": 1.0 / j["ci_hi"], "speedup_hi": 1.0 / j["ci_lo"],
+            "ms": j.get("b_ms"), "stock_ms": j.get("a_ms"), "pairs": j.get("pairs"), "wall_s": s["wall_s"]}
+
+
+def triton_ptxas():
+    spec_ = importlib.util.find_spec("triton")
+    p = os.path.join(os.path.dirname(spec_.origin), "backends", "nvidia", "bin", "ptxas") if spec_ else ""
+    return p if p and os.path.exists(p) else None
+
+
+def run_variants(a, d, res, sasstune, budget_s, env):
+    """The compile-variants columns (docs/variants.md): `sasstune variants` on the stock PTX picks the
+    best (ptxas binary, options) verified and confirmed against stock; when one wins, the SASS search
+    runs on it too.  Every cubin is re-measured apart from the tuner.  Columns: variant (the winner
+    alone), variant_sass (the winner + the SASS search: the product's default), and the SASS search
+    alone (the run's `speedup`).  No winner: variant is stock (1) and variant_sass is the SASS search's
+    own result, the same cubin."""
+    cubin, launch, ptx = (os.path.join(d, f) for f in ("stock.cubin", "launch.json", "stock.ptx"))
+    vcub, vt = os.path.join(d, "variant.cubin"), os.path.join(d, "variant-tuned.cubin")
+    out = {"ran": True}
+    cmd = [sasstune, "variants", ptx, "--launch", launch, "--cubin", cubin, "--json", "-o", vcub,
+           "--options", a.variant_options]
+    tp = triton_ptxas()
+    if tp:
+        cmd += ["--stock-ptxas", tp]
+    for p in a.ptxas:
+        cmd += ["--ptxas", p]
+    s = step(cmd, os.path.join(d, "variants.log"), a.variants_timeout, env)
+    j = parse_json_out(s["stdout"])
+    out["wall_s"] = s["wall_s"]
+    if j is None or s["rc"] != 0:
+        out["error"] = s["stderr_tail"] or "sasstune variants: no JSON (rc %s)" % s["rc"]
+        return out
+    json.dump(j, open(os.path.join(d, "variants.json"), "w"), indent=1)
+    vs = j.get("variants") or []
+    out["table"] = [{k: v.get(k) for k in ("label", "compiled", "compile_s", "code_bytes", "regs", "verified",
+                                          "speedup", "speedup_lo", "speedup_hi", "confirmed", "duplicate_of", "reason")}
+                    for v in vs]
+    best = j.get("best", 0) or 0
+    won = best and os.path.exists(vcub) and open(vcub, "rb").read() != open(cubin, "rb").read()
+    out["best"] = vs[best].get("label") if won and best < len(vs) else "stock"
+    sass = {"speedup": res["speedup"], "speedup_lo": res["speedup_lo"], "speedup_hi": res["speedup_hi"],
+            "status": res["status"]}
+    if not won:
+        out["variant"] = {"speedup": 1.0, "speedup_lo": 1.0, "speedup_hi": 1.0, "status": "stock kept"}
+        out["variant_sass"] = dict(sass, note="no variant won: the SASS search's own cubin")
+        return out
+    out["variant"] = dict(compare_pair(sasstune, a, d, "variant", cubin, vcub, launch, env), status="variant")
+    cmd = [sasstune, "tune", vcub, "--launch", launch, "--reward", "gpu", "--budget", fmt_seconds(budget_s),
+           "-o", vt, "--json", "--quiet"]
+    if a.method:
+        cmd += ["--method", a.method]
+    s = step(cmd, os.path.join(d, "variant-tune.log"), budget_s * 2 + a.tune_slack, env)
+    tj = parse_json_out(s["stdout"])
+    out["variant_tune"] = summarize_tune(tj, s, budget_s)
+    if s["rc"] == 0 and os.path.exists(vt) and open(vt, "rb").read() != open(vcub, "rb").read():
+        out["variant_sass"] = dict(compare_pair(sasstune, a, d, "variant-sass", cubin, vt, launch, env),
+                                   status="variant+sass")
+    else:
+        out["variant_sass"] = dict(out["variant"], status="variant (the SASS search kept it)")
+    return out
 
 
 def main(argv=None):
@@ -336,6 +414,13 @@ def main(argv=None):
     ap.add_argument("--reward", default="gpu", choices=["gpu", "model"],
                     help="tune's reward [gpu]; model only makes sense with --compile-only (predictions, not measured)")
     ap.add_argument("--tune-arg", action="append", default=[], help="extra arguments for sasstune tune (repeatable)")
+    ap.add_argument("--no-variants", dest="variants", action="store_false",
+                    help="leave out the compile-variants columns (sasstune variants; docs/variants.md)")
+    ap.add_argument("--ptxas", action="append", default=[],
+                    help="a ptxas binary for the variants, besides those sasstune finds itself (repeatable)")
+    ap.add_argument("--variant-options", default="-lineinfo --gpu-name=sm_90a",
+                    help="the options Triton 3.6 gave ptxas for the stock cubin [-lineinfo --gpu-name=sm_90a]")
+    ap.add_argument("--variants-timeout", type=float, default=300, help="limit of the variants step [300 s]")
     ap.add_argument("--sasstune", default=None, help="the sasstune command (default: $SASSTUNE_BIN, build-gpu/, ...)")
     ap.add_argument("--build", action="store_true", help="build sasstune first (bash bench/build.sh)")
     ap.add_argument("--compile-only", action="store_true", help="no GPU: compile for sm_90 and write the specs")

@@ -261,10 +261,23 @@ if a[0] == "tune":
     print(json.dumps({"kernel": "kern", "method": "ppo", "reward": "gpu", "confirmed": s > 1, "improved": s != 1.0,
                       "ratio": s, "ratio_lo": s - 0.01, "ratio_hi": s + 0.01, "steps": 1200, "seconds": 41.0,
                       "steps_per_s": 29.3, "device": "NVIDIA H200", "message": "ok"})); sys.exit(0)
+if a[0] == "variants":
+    c, out = case_of(a[1]), a[a.index("-o") + 1]
+    stock = open(a[a.index("--cubin") + 1], "rb").read()
+    won = c == "attention"
+    open(out, "wb").write(stock + (b" v13.5" if won else b""))
+    rows = [{"label": "stock", "compiled": True, "verified": 1, "speedup": 1.0},
+            {"label": "13.5.37", "compiled": True, "verified": 1, "speedup": 1.05 if won else 0.99,
+             "confirmed": won, "compile_s": 1.5},
+            {"label": "13.5.37 --register-usage-level 0", "compiled": False, "verified": -1,
+             "reason": "ptxas: error"}]
+    print(json.dumps({"schema": "sasstune-variants-1", "best": 1 if won else 0, "variants": rows})); sys.exit(0)
 if a[0] == "compare":
     c = case_of(a[1])
     same = open(a[1], "rb").read() == open(a[2], "rb").read()
     s = 1.0 if same else speed.get(c, 1.0)
+    if not same and "variant" in os.path.basename(a[2]):
+        s = 1.06 if "tuned" in os.path.basename(a[2]) else 1.05
     r = 1.0 / s
     print(json.dumps({"device": "NVIDIA H200", "ratio": r, "ci_lo": r - 0.004, "ci_hi": r + 0.004, "pairs": 400,
                       "reps": 4, "a_ms": 0.5, "b_ms": 0.5 * r, "verified": True, "deterministic": True})); sys.exit(0)
@@ -307,6 +320,15 @@ def test_run_pipeline(fake_run):
     log = open(fake_run / "mm_leaky_512" / "tune.log").read()
     assert "--reward gpu --budget 45s" in log and "--json" in log
     assert "--pairs 400" in open(fake_run / "mm_leaky_512" / "compare.log").read()
+    # the compile-variants columns: attention's 13.5 variant won and was tuned further; the others kept stock
+    v = by["attention"]["variants"]
+    assert v["best"] == "13.5.37" and v["variant"]["speedup"] == pytest.approx(1.05)
+    assert v["variant_sass"]["status"] == "variant+sass" and v["variant_sass"]["speedup"] == pytest.approx(1.06)
+    assert "--cubin" in open(fake_run / "attention" / "variants.log").read()
+    v = by["mm_leaky_512"]["variants"]
+    assert v["best"] == "stock" and v["variant"]["status"] == "stock kept"
+    assert v["variant_sass"]["speedup"] == pytest.approx(1.08)   # no winner: the SASS search's own cubin
+    assert "variants" not in by["rmsnorm"]
 
 
 def test_time_box_shrinks_and_skips(tmp_path):
@@ -365,6 +387,10 @@ def test_report(fake_run, tmp_path):
     assert "cuBLAS (torch.matmul, no activation)" in text and "| 56 % [55, 56] / 60 % |" in text
     assert "python3 bench/run.py" in text and "![speedups](benchmarks.png)" in text
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "| attention | 13.5.37 | **1.0500**" in text and "![compile variants](benchmarks-variants.png)" in text
+    assert (tmp_path / "docs" / "benchmarks-variants.png").read_bytes()[:4] == b"\x89PNG"
+    gv = (1.08 * 0.97 * 1.06) ** (1 / 5)   # variant + SASS: mm_leaky 1.08, softmax 1, layernorm 0.97, attention 1.06, add 1
+    assert "best variant + SASS search (the default) %.4f (5 kernels)" % gv in text
     # geomean: 1.08, 1 (unchanged), 0.97, 1.03, 1 (add unchanged)
     g = (1.08 * 0.97 * 1.03) ** (1 / 5)
     assert "**%.4f**" % g in text

@@ -23,16 +23,39 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 PY=${PYTHON:-python3}
-need_pip=()
-$PY -c 'import triton, sys; sys.exit(0 if triton.__version__ == "3.6.0" else 1)' 2>/dev/null || need_pip+=("triton==3.6.0")
-command -v lit >/dev/null 2>&1 || $PY -c 'import lit' 2>/dev/null || need_pip+=("lit")
-$PY -c 'import nvidia,os,sys; sys.exit(not any(os.path.exists(os.path.join(p,"cu13","bin","nvdisasm")) for p in nvidia.__path__))' 2>/dev/null || need_pip+=("nvidia-cuda-nvdisasm")  # CUDA 13 nvdisasm: sass -plr tests of nvcc 13 cubins
-# CUDA 13 nvdisasm, for the nvcc 13 test cubins in test/fixtures/cuda (Triton's is 12.8).
-$PY -c 'import nvidia, os, sys; sys.exit(0 if os.path.exists(os.path.join(list(nvidia.__path__)[0], "cu13", "bin", "nvdisasm")) else 1)' 2>/dev/null || need_pip+=("nvidia-cuda-nvdisasm==13.2.86")
-if [ ${#need_pip[@]} -gt 0 ]; then
-  echo "install-deps: pip install ${need_pip[*]}"
-  # triton's wheel is large but brings the ptxas/nvdisasm 12.8 matching the Triton cubins.
-  $PY -m pip install -q --no-deps "${need_pip[@]}" 2>&1 | grep -v "^\[notice\]" || true
+# Every check asks what the build and tests really use, from / so that the repo's own lit/ folder
+# cannot stand in for the lit package; a CUDA tool counts only as an executable file.
+has_py() { (cd / && $PY -c "$1") >/dev/null 2>&1; }
+has_cu13() { # TOOL: pip's nvidia/cu13/bin/TOOL exists and is executable
+  (cd / && $PY -c 'import nvidia, os, sys
+sys.exit(not any(os.access(os.path.join(p, "cu13", "bin", sys.argv[1]), os.X_OK) for p in nvidia.__path__))' "$1") >/dev/null 2>&1
+}
+has_lit() { command -v lit >/dev/null 2>&1 && has_py 'import lit.main'; }
+check_pip() { # prints what is still missing, one name a line
+  has_py 'import triton, sys; sys.exit(triton.__version__ != "3.6.0")' || echo "triton==3.6.0"
+  has_cu13 nvdisasm || echo "nvidia-cuda-nvdisasm==13.2.86"
+  has_cu13 ptxas || echo "nvidia-cuda-nvcc==13.5.37"
+  has_lit || echo "lit"
+  has_py 'import pytest' || echo "pytest"
+  has_py 'import matplotlib' || echo "matplotlib"
+}
+pip_quiet() { $PY -m pip install -q "$@" 2>&1 | grep -v "^\[notice\]" || true; }
+mapfile -t need < <(check_pip)
+nodeps=() deps=()
+for p in "${need[@]}"; do
+  case $p in
+    # triton's wheel brings the ptxas/nvdisasm 12.8 matching the Triton fixtures; the CUDA 13
+    # nvdisasm reads the nvcc 13 and ptxas 13.5 cubins; nvidia-cuda-nvcc brings ptxas 13.5
+    # (nvidia/cu13/bin/ptxas: the 13.5 fixtures and compile variants).  Only their binaries are
+    # used, so not their dependencies.
+    triton==*|nvidia-*) nodeps+=("$p") ;;
+    *) deps+=("$p") ;; # lit (the lit suite), pytest (python/tests, bench), matplotlib (bench/report.py)
+  esac
+done
+if [ ${#nodeps[@]} -gt 0 ]; then echo "install-deps: pip install --no-deps ${nodeps[*]}"; pip_quiet --no-deps "${nodeps[@]}"; fi
+if [ ${#deps[@]} -gt 0 ]; then echo "install-deps: pip install ${deps[*]}"; pip_quiet "${deps[@]}"; fi
+mapfile -t still < <(check_pip)
+if [ ${#still[@]} -gt 0 ]; then
+  echo "install-deps: still missing after pip install: ${still[*]}" >&2; exit 1
 fi
-$PY -c 'import pytest' 2>/dev/null || $PY -m pip install -q pytest 2>&1 | grep -v "^\[notice\]" || true  # the Triton adapter's tests (with its dependencies)
 echo "install-deps: ok"

@@ -9,7 +9,13 @@ cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 JOBS=${JOBS:-$(nproc)}
 BUILD=${BUILD:-build/test}
-cmake -S . -B "$BUILD" -DST_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
+# A missing test prerequisite fails the run (never a silently skipped suite): cmocka, lit and
+# FileCheck through the configure (ST_REQUIRE_TEST_DEPS), pytest and matplotlib here, imported from /
+# (the repo's own folders must not stand in for packages).
+for m in pytest matplotlib; do
+  (cd / && python3 -c "import $m") >/dev/null 2>&1 || { echo "test.sh: python module '$m' is missing (scripts/install-deps.sh installs it)" >&2; exit 1; }
+done
+cmake -S . -B "$BUILD" -DST_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DST_REQUIRE_TEST_DEPS=ON >/dev/null
 cmake --build "$BUILD" -j "$JOBS"
 (cd "$BUILD" && ctest --output-on-failure -j "$JOBS")
 cmake -S . -B build/py -DCMAKE_BUILD_TYPE=Debug -DST_TESTS=OFF >/dev/null && cmake --build build/py -j "$JOBS" --target sasstune sasstune_worker sasstune_cli >/dev/null

@@ -32,6 +32,10 @@ typedef struct st_cache_lock st_cache_lock;   /* a held per-key tuning lock */
 typedef struct st_cache_key_fields {
 	const char *cubin_sha256; /* required: 64 lowercase hex digits of the original cubin */
 	const char *kernel, *gpu_name, *compute_capability, *driver_version, *ptxas_version, *sasstune_version;
+	/* Optional, NULL or "" = absent (the key is then what it was before they existed): set when
+	 * the compile-variants stage ran: "on:" + the ptxas versions it could use, and the base
+	 * ptxas options the variants were compiled with. */
+	const char *variants, *ptxas_options;
 } st_cache_key_fields;
 
 /* What a tuning run stores.  Everything is borrowed for the duration of the call. */
@@ -43,6 +47,9 @@ typedef struct st_cache_record {
 	const char *date;              /* "YYYY-MM-DDTHH:MM:SSZ", NULL means now */
 	const uint8_t *tuned_cubin;
 	size_t tuned_cubin_size;
+	/* Optional (NULL = no "variant" in the entry): the compile variant the tuned cubin was made
+	 * from: its ptxas version and extra options ("" for none). */
+	const char *variant_ptxas_version, *variant_options;
 } st_cache_record;
 
 /* A valid entry, as read.  Strings live as long as the entry. */
@@ -55,6 +62,8 @@ typedef struct st_cache_info {
 	const uint8_t *tuned_cubin;   /* checked against tuned_sha256 */
 	size_t tuned_cubin_size;
 	const char *tuned_sha256;
+	const char *variants, *ptxas_options;                /* optional key fields, NULL when absent */
+	const char *variant_ptxas_version, *variant_options; /* the record's variant, NULL when absent */
 } st_cache_info;
 
 void st_cache_sha256_hex(const void *data, size_t size, char out[65]);

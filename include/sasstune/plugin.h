@@ -5,11 +5,18 @@
  *     const st_plugin_info *sasstune_plugin_info(void);
  *
  * A Triton-like flow (in any language) dlopen()s the library, calls it, checks
- * api_version, and calls run() after ptxas with the cubin bytes and what it
- * knows about the kernel.  run() returns the cubin to use: the tuned one, or a
- * copy of the input with a status saying why nothing changed.  Plain C types
- * only, so ctypes/cffi can bind it.  run() keeps no state between calls and may
- * be called from several threads at once.
+ * api_version, and calls run2() (or run()) after ptxas with the cubin bytes and
+ * what it knows about the kernel.  It returns the cubin to use: the tuned one,
+ * or a copy of the input with a status saying why nothing changed.  Plain C
+ * types only, so ctypes/cffi can bind it.  run/run2 keep no state between calls
+ * and may be called from several threads at once.
+ *
+ * Versions.  API 2 appended run2() to st_plugin_info; nothing before it moved,
+ * so a caller built for API 1 (it checks api_version >= 1 and calls run()) keeps
+ * working unchanged.  run2() takes st_plugin_kernel2: the v1 record first, then
+ * a size and the compile's inputs (PTX, the ptxas binary and its options) that
+ * the compile-variants stage needs.  Check api_version >= 2 before reading run2;
+ * the library never reads a field past what the caller's size says.
  *
  * Settings are read from the environment on every call, and options_json (a
  * JSON object of strings) overrides them key by key:
@@ -21,6 +28,9 @@
  *   SASSTUNE_POLICY     "policy"     policy file for mode policy
  *   SASSTUNE_LOG        "log"        off|error|warn|info|debug (default warn, on stderr), or a file path
  *                                    (lines appended at level info)
+ *   SASSTUNE_VARIANTS   "variants"   on | off | auto: in mode tune, compile the record's PTX with
+ *                                    other ptxas binaries/options first (docs/variants.md); auto
+ *                                    (default) = on when more than one ptxas binary is found
  *                       "gpu_name", "compute_capability", "driver_version": parts of the cache key,
  *                                    "unknown" when not given
  *                       "device"     CUDA ordinal mode tune runs on (default "0"; CUDA_VISIBLE_DEVICES applies)
@@ -37,7 +47,7 @@
 extern "C" {
 #endif
 
-#define ST_PLUGIN_API_VERSION 1
+#define ST_PLUGIN_API_VERSION 2
 
 /* What the flow tells the pass about the kernel being compiled.  Any string
  * may be NULL when unknown. */
@@ -48,6 +58,21 @@ typedef struct st_plugin_kernel {
 	const char *launch_json;  /* a launch spec (see docs/runtime.md), enables GPU tuning */
 	const char *options_json; /* per-call overrides of SASSTUNE_* settings, or NULL */
 } st_plugin_kernel;
+
+/* API 2: what the flow knows about how the cubin was made.  size is
+ * sizeof(st_plugin_kernel2) as the caller was built; fields that do not fit
+ * in it are absent (NULL), so later versions may append fields here.  The
+ * strings are NUL-terminated and may be NULL when unknown.  With ptx set, mode
+ * tune may compile variants (SASSTUNE_VARIANTS); without it the pass runs as
+ * run() does. */
+typedef struct st_plugin_kernel2 {
+	st_plugin_kernel v1;       /* the API 1 record, unchanged */
+	size_t size;               /* sizeof(st_plugin_kernel2) */
+	const char *ptx;           /* the PTX text ptxas compiled */
+	const char *ptxas_path;    /* the ptxas binary that made the cubin */
+	const char *ptxas_options; /* its options as one string, e.g. "-lineinfo --gpu-name=sm_90a" (no -o,
+	                              no input file) */
+} st_plugin_kernel2;
 
 /* Outcome of one run. */
 typedef enum st_plugin_status {
@@ -76,6 +101,10 @@ typedef struct st_plugin_info {
 	int (*run)(const uint8_t *cubin, size_t size, const st_plugin_kernel *kernel,
 		   st_plugin_result *result);
 	void (*free_result)(st_plugin_result *result);
+	/* API >= 2 only (a v1 library's struct ends before it): run() with the v2
+	 * record.  kernel NULL is the same as run() with NULL. */
+	int (*run2)(const uint8_t *cubin, size_t size, const st_plugin_kernel2 *kernel,
+		    st_plugin_result *result);
 } st_plugin_info;
 
 const st_plugin_info *sasstune_plugin_info(void);

@@ -52,8 +52,12 @@ typedef struct st_variants_opts {
 	bool discover;               /* also $SASSTUNE_PTXAS (a ':' list), the newest nvidia-cuda-nvcc
 	                                wheel's ptxas and Triton's bundled ones (default true) */
 	const char *stock_ptxas;     /* the binary that made the stock cubin (NULL: unknown) */
-	const char *base_options;    /* options that made the stock cubin, e.g. "-lineinfo --gpu-name=sm_90a" */
-	const char *arch;            /* "sm_90a" when base_options names none (default from the cubin) */
+	const char *base_options;    /* options that made the stock cubin (NULL: "-lineinfo", Triton's) */
+	const char *arch;            /* "sm_90a" when base_options names none (default from the cubin:
+	                                sm_NN, with "a" from sm_90 on; sm_90a without a stock cubin) */
+	unsigned block_threads;      /* threads per block for the --maxrregcount choice (0 unknown: none;
+	                                none either when the entry has .reqntid/.maxntid, which make
+	                                ptxas 12.8..13.5 ignore --maxrregcount) */
 	double compile_timeout_s;    /* per ptxas run (default 120) */
 	unsigned jobs;               /* parallel compiles (default: online CPUs) */
 	unsigned pairs;              /* quick paired timing per variant (default 100) */
@@ -61,21 +65,32 @@ typedef struct st_variants_opts {
 	double confirm_min;          /* the interval's low end must exceed this (default 1.005) */
 	st_runtime_options runtime;  /* the session on the stock cubin */
 	st_variants_progress progress; void *progress_user; /* one line per step, may be NULL */
+	const char *probe_dir;       /* remember each binary's version and knobs here, keyed by its real
+	                                path, size, mtime and inode (NULL: ask every binary every time,
+	                                two runs of ~100 ms each); the pass uses <cache dir>/ptxas-probes */
 } st_variants_opts;
 void st_variants_opts_init(st_variants_opts *o);
 
 typedef struct st_variants st_variants;
 
-/* CPU stage.  kernel: the entry to compare (NULL: the cubin's only kernel). */
+/* CPU stage.  kernel: the entry to compare (NULL: the cubin's only entry).  stock NULL: the
+ * stock cubin is the PTX through o->stock_ptxas with the base options (ST_ETOOL when that
+ * compile fails or there is no stock_ptxas).  Errors only for bad arguments, unreadable
+ * stock cubins, no memory or no temporary folder; every ptxas problem is a variant's reason. */
 st_status st_variants_compile(const char *ptx, size_t ptx_len, const uint8_t *stock, size_t stock_size,
 			      const char *kernel, const st_variants_opts *o, st_variants **out, st_error *err);
-/* GPU stage; ST_EDEVICE (set untouched but for reasons) when there is no GPU. */
+/* GPU stage; ST_EDEVICE (set untouched but for its note) when there is no GPU.  A candidate is
+ * a variant that compiled, is no duplicate and has no reason yet. */
 st_status st_variants_measure(st_variants *v, const st_launch *launch, const st_variants_opts *o, st_error *err);
 
 size_t st_variants_count(const st_variants *v);
 const st_variant *st_variants_get(const st_variants *v, size_t i);
 /* Index of the confirmed winner, 0 (stock) when none. */
 size_t st_variants_best(const st_variants *v);
+/* The kernel compared (the entry's name). */
+const char *st_variants_kernel(const st_variants *v);
+/* Why the GPU steps did not run ("GPU steps skipped: ..."), "" once measured. */
+const char *st_variants_note(const st_variants *v);
 /* The table as JSON (schema "sasstune-variants-1"; docs/variants.md), malloc'ed. */
 char *st_variants_json(const st_variants *v);
 void st_variants_free(st_variants *v);

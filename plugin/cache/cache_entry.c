@@ -76,6 +76,38 @@ static int speedup_ok(double s, double lo, double hi)
 	return isfinite(s) && isfinite(lo) && isfinite(hi) && lo > 0 && lo <= s && s <= hi && hi < 1e6;
 }
 
+/* An optional string member: absent (NULL, 1), or a printable string (non-empty unless
+ * empty_ok); 0 when present and anything else. */
+static int optional_string(const cJSON *obj, const char *name, int empty_ok, const char **out)
+{
+	*out = NULL;
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, name);
+	if (!v)
+		return 1;
+	if (!cJSON_IsString(v) || !v->valuestring || (!empty_ok && !*v->valuestring) ||
+	    !printable(v->valuestring, ST_CACHE_FIELD_MAX))
+		return 0;
+	*out = v->valuestring;
+	return 1;
+}
+
+/* The optional parts: key fields "variants" and "ptxas_options", and the "variant" object
+ * (a ptxas_version and its options) of an entry made from a compile variant. */
+static st_status parse_optional(const cJSON *root, const cJSON *fields, st_cache_info *in, st_error *err)
+{
+	if (!optional_string(fields, "variants", 0, &in->variants) ||
+	    !optional_string(fields, "ptxas_options", 0, &in->ptxas_options))
+		return st_error_set(err, ST_EFORMAT, "entry field variants or ptxas_options is not a printable string");
+	const cJSON *var = cJSON_GetObjectItemCaseSensitive(root, "variant");
+	if (!var)
+		return ST_OK;
+	if (!cJSON_IsObject(var) || !optional_string(var, "ptxas_version", 0, &in->variant_ptxas_version) ||
+	    !optional_string(var, "options", 1, &in->variant_options) || !in->variant_ptxas_version ||
+	    !in->variant_options)
+		return st_error_set(err, ST_EFORMAT, "entry variant needs a ptxas_version and options (printable strings)");
+	return ST_OK;
+}
+
 #define BAD(...) (rc = st_error_set(err, ST_EFORMAT, __VA_ARGS__))
 
 st_status st_cache__parse_entry(st_cache_entry **out, const char *json, size_t size, const char *expect_key,
@@ -125,8 +157,11 @@ st_status st_cache__parse_entry(st_cache_entry **out, const char *json, size_t s
 		}
 		*info_field(in, i) = v;
 	}
+	if ((rc = parse_optional(root, fields, in, err)) != ST_OK)
+		goto done;
 	st_cache_key_fields kf = {in->cubin_sha256,	in->kernel,	   in->gpu_name,	  in->compute_capability,
-				  in->driver_version, in->ptxas_version, in->sasstune_version};
+				  in->driver_version, in->ptxas_version, in->sasstune_version,
+				  in->variants,	      in->ptxas_options};
 	char key[65];
 	st_error kerr;
 	if (st_cache_key(&kf, key, &kerr) != ST_OK) {
@@ -198,6 +233,28 @@ static cJSON *parse_object(const char *text, const char *what, st_error *err)
 	return o;
 }
 
+/* The optional key fields into jf, only when present. */
+static int add_optional_fields(cJSON *jf, const st_cache_key_fields *f)
+{
+	return (!f->variants || cJSON_AddStringToObject(jf, "variants", f->variants)) &&
+	       (!f->ptxas_options || cJSON_AddStringToObject(jf, "ptxas_options", f->ptxas_options));
+}
+
+/* The record's "variant" object into root, only when it has one. */
+static int add_variant(cJSON *root, const st_cache_record *rec)
+{
+	if (!rec->variant_ptxas_version)
+		return 1;
+	cJSON *v = cJSON_CreateObject();
+	const char *opts = rec->variant_options ? rec->variant_options : "";
+	if (!v || !cJSON_AddStringToObject(v, "ptxas_version", rec->variant_ptxas_version) ||
+	    !cJSON_AddStringToObject(v, "options", opts) || !cJSON_AddItemToObject(root, "variant", v)) {
+		cJSON_Delete(v);
+		return 0;
+	}
+	return 1;
+}
+
 st_status st_cache__format_entry(char **json_out, const st_cache_key_fields *fields, const st_cache_record *rec,
 				 st_error *err)
 {
@@ -216,6 +273,10 @@ st_status st_cache__format_entry(char **json_out, const st_cache_key_fields *fie
 	const char *budget = rec->budget && *rec->budget ? rec->budget : "unknown";
 	if (!printable(method, ST_CACHE_FIELD_MAX) || !printable(budget, ST_CACHE_FIELD_MAX))
 		return st_error_set(err, ST_EINVAL, "cache record: method or budget is not a printable string");
+	if (rec->variant_ptxas_version &&
+	    (!*rec->variant_ptxas_version || !printable(rec->variant_ptxas_version, ST_CACHE_FIELD_MAX) ||
+	     (rec->variant_options && !printable(rec->variant_options, ST_CACHE_FIELD_MAX))))
+		return st_error_set(err, ST_EINVAL, "cache record: variant ptxas version or options is not printable");
 	char date[21];
 	int64_t t;
 	if (rec->date) {
@@ -247,6 +308,7 @@ st_status st_cache__format_entry(char **json_out, const st_cache_key_fields *fie
 	ok = ok && cJSON_AddNumberToObject(root, "schema", ST_CACHE_SCHEMA) && cJSON_AddStringToObject(root, "key", key);
 	for (int i = 0; ok && i < 7; i++)
 		ok = cJSON_AddStringToObject(jf, key_field_names[i], fv[i]) != NULL;
+	ok = ok && add_optional_fields(jf, &f);
 	ok = ok && cJSON_AddItemToObject(root, "fields", jf);
 	if (ok)
 		jf = NULL;
@@ -269,6 +331,7 @@ st_status st_cache__format_entry(char **json_out, const st_cache_key_fields *fie
 	     cJSON_AddItemToObject(root, "tuned_cubin", tc);
 	if (ok)
 		tc = NULL;
+	ok = ok && add_variant(root, rec);
 	char *text = ok ? cJSON_Print(root) : NULL;
 	cJSON_Delete(root);
 	cJSON_Delete(jf);

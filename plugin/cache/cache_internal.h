@@ -32,7 +32,8 @@ struct st_cache_entry {
 	uint8_t *cubin;
 };
 
-/* Key fields with NULL/"" replaced by "unknown" and a NULL sasstune_version by ours. */
+/* Key fields with NULL/"" replaced by "unknown", a NULL sasstune_version by ours, and the
+ * optional fields (variants, ptxas_options) "" by NULL. */
 void st_cache__normalize(const st_cache_key_fields *in, st_cache_key_fields *out);
 
 /* Is text 64 lowercase hex digits? */

@@ -49,6 +49,27 @@ void st_cache__normalize(const st_cache_key_fields *in, st_cache_key_fields *out
 			*v[i] = "unknown";
 	if (!out->sasstune_version || !*out->sasstune_version)
 		out->sasstune_version = ST_VERSION_STRING;
+	if (out->variants && !*out->variants)
+		out->variants = NULL; /* optional fields: "" is absent */
+	if (out->ptxas_options && !*out->ptxas_options)
+		out->ptxas_options = NULL;
+}
+
+/* "name=<length>:<value>\n" into the hash, after checking the value. */
+static st_status hash_field(st_sha256 *s, const char *name, const char *v, st_error *err)
+{
+	size_t n = strnlen(v, ST_CACHE_FIELD_MAX + 1);
+	if (n > ST_CACHE_FIELD_MAX)
+		return st_error_set(err, ST_EINVAL, "cache key: %s is longer than %d bytes", name, ST_CACHE_FIELD_MAX);
+	for (size_t j = 0; j < n; j++)
+		if ((unsigned char)v[j] < 0x20 || v[j] == 0x7f)
+			return st_error_set(err, ST_EINVAL, "cache key: %s has a control character at byte %zu", name, j);
+	char head[64];
+	int hn = snprintf(head, sizeof head, "%s=%zu:", name, n);
+	st_sha256_update(s, head, (size_t)hn);
+	st_sha256_update(s, v, n);
+	st_sha256_update(s, "\n", 1);
+	return ST_OK;
 }
 
 st_status st_cache_key(const st_cache_key_fields *fields, char key_out[65], st_error *err)
@@ -65,23 +86,17 @@ st_status st_cache_key(const st_cache_key_fields *fields, char key_out[65], st_e
 	st_sha256_init(&s);
 	static const char tag[] = "sasstune-cache-key/1\n";
 	st_sha256_update(&s, tag, sizeof tag - 1);
-	for (int i = 0; i < 7; i++) {
-		const char *v = field_at(&f, i);
-		size_t n = strnlen(v, ST_CACHE_FIELD_MAX + 1);
-		if (n > ST_CACHE_FIELD_MAX)
-			return st_error_set(err, ST_EINVAL, "cache key: %s is longer than %d bytes", field_names[i],
-					    ST_CACHE_FIELD_MAX);
-		for (size_t j = 0; j < n; j++)
-			if ((unsigned char)v[j] < 0x20 || v[j] == 0x7f)
-				return st_error_set(err, ST_EINVAL,
-						    "cache key: %s has a control character at byte %zu",
-						    field_names[i], j);
-		char head[64];
-		int hn = snprintf(head, sizeof head, "%s=%zu:", field_names[i], n);
-		st_sha256_update(&s, head, (size_t)hn);
-		st_sha256_update(&s, v, n);
-		st_sha256_update(&s, "\n", 1);
-	}
+	st_status rc = ST_OK;
+	for (int i = 0; rc == ST_OK && i < 7; i++)
+		rc = hash_field(&s, field_names[i], field_at(&f, i), err);
+	/* optional fields: hashed only when present, so keys made without them are unchanged */
+	const char *opt[] = {fields->variants, fields->ptxas_options};
+	static const char *const opt_names[] = {"variants", "ptxas_options"};
+	for (int i = 0; rc == ST_OK && i < 2; i++)
+		if (opt[i] && *opt[i])
+			rc = hash_field(&s, opt_names[i], opt[i], err);
+	if (rc != ST_OK)
+		return rc;
 	uint8_t d[ST_SHA256_SIZE];
 	st_sha256_final(&s, d);
 	st_sha256_hex(d, key_out);

@@ -5,8 +5,9 @@
  * produce(), the one place where tuning (mode tune) and learned policies (mode
  * policy) plug in.  Mode policy: SASSTUNE_POLICY applied, gated by the cost
  * model and checked, not stored.  Mode tune: with the kernel's launch spec and
- * a GPU, st_tune() with the GPU reward and PPO for SASSTUNE_BUDGET (300 s by
- * default); a confirmed result is stored in the cache and returned, otherwise
+ * a GPU, first the compile-variants stage (variants_stage.c; API 2 records with
+ * PTX, SASSTUNE_VARIANTS), then st_tune() on its winner with the GPU reward and
+ * PPO for SASSTUNE_BUDGET (300 s by default); a confirmed result is stored in the cache and returned, otherwise
  * the stock cubin (or, when tuning could not run and a policy is set, the
  * policy's cubin) with the reason.
  * Settings are read on every call (pass_internal.h); nothing is global. */
@@ -16,6 +17,7 @@
 #include "sasstune/version.h"
 
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +34,8 @@ struct run_ctx {
 	const uint8_t *cubin;
 	size_t size;
 	const st_plugin_kernel *k; /* launch_json for tuning */
+	const st_plugin_kernel2 *k2; /* the v2 record (v1 callers: ptx etc. NULL), same v1 part as k */
+	st_pass_variants_key vkey;   /* the variant part of the key (variants_stage.c) */
 };
 
 /* Replace control characters so that a message stays one printable line. */
@@ -143,6 +147,28 @@ static int apply_policy(st_plugin_result *r, const struct run_ctx *c, const char
 	return changed;
 }
 
+/* The variants stage confirmed a winner but the search on it did not confirm (or failed):
+ * the winner alone is the result, stored like a tuned one (no SASS moves). */
+static void finish_variant(st_plugin_result *r, const struct run_ctx *c, st_pass_variant_pick *pick,
+			   int64_t budget, const char *why_missed, const char *search)
+{
+	char budget_s[32], stored[200] = "stored";
+	snprintf(budget_s, sizeof budget_s, "%llds", (long long)budget);
+	char *verif = st_pass__variant_verification(pick);
+	st_cache_record rec = {.schedule_json = "{}", .verification_json = verif, .method = "variants",
+			       .budget = budget_s, .tuned_cubin = pick->cubin, .tuned_cubin_size = pick->size};
+	st_pass__variant_record(pick, &rec);
+	st_error se = {0};
+	if (!verif || st_cache_store(c->cache, &c->fields, &rec, &se) != ST_OK)
+		snprintf(stored, sizeof stored, "not stored: %.150s", verif ? se.msg : "out of memory");
+	finish(r, c->set, c->kernel, pick->cubin, pick->size, ST_PLUGIN_TUNED,
+	       "%s; variant %.32s %.100s: %.4fx [%.4f, %.4f], search on it: %.120s (%s)", why_missed,
+	       pick->ptxas_version, pick->options, rec.speedup, rec.speedup_low, rec.speedup_high, search, stored);
+	free(verif);
+	free(pick->cubin);
+	pick->cubin = NULL;
+}
+
 static void produce(st_plugin_result *r, const struct run_ctx *c, const char *why_missed)
 {
 	char why[480];
@@ -180,11 +206,21 @@ static void produce(st_plugin_result *r, const struct run_ctx *c, const char *wh
 		o.search.steps = 0;
 		o.search.seconds = (double)budget;
 		o.runtime.device = c->set->device; /* the launch's device (options_json "device") */
-		st_tune_kernel k = {.cubin = c->cubin, .size = c->size, .name = c->kernel, .kernel = c->fields.kernel,
-				    .launch = spec};
+		st_pass_variant_pick pick; /* variants_stage.c: the search starts from its winner */
+		st_pass__variants_run(&c->vkey, c->k2, c->cubin, c->size, c->fields.kernel, spec, &pick);
+		if (pick.log[0])
+			pass_log(c->set, ST_LOG_INFO, "%s: %s", c->kernel, pick.log);
+		st_tune_kernel k = {.cubin = pick.cubin ? pick.cubin : c->cubin, .size = pick.cubin ? pick.size : c->size,
+				    .name = c->kernel, .kernel = c->fields.kernel, .launch = spec};
 		st_tune_result tr;
 		st_status rc = st_tune(&k, &o, NULL, &tr, &err);
 		st_launch_free(spec);
+		if (pick.cubin && (rc != ST_OK || !tr.confirmed)) {
+			finish_variant(r, c, &pick, budget, why_missed, rc == ST_OK ? tr.message : err.msg);
+			if (rc == ST_OK)
+				st_tune_result_free(&tr);
+			return;
+		}
 		if (rc == ST_EDEVICE) {
 			snprintf(why, sizeof why, "%s; tuning needs a GPU (%.300s)", why_missed, err.msg);
 		} else if (rc != ST_OK) {
@@ -208,6 +244,8 @@ static void produce(st_plugin_result *r, const struct run_ctx *c, const char *wh
 					       .budget = budget_s,
 					       .tuned_cubin = tr.cubin,
 					       .tuned_cubin_size = tr.cubin_size};
+			st_pass__variant_record(&pick, &rec); /* speedup over stock, the variant */
+			free(pick.cubin);
 			st_error se = {0};
 			char stored[200] = "stored";
 			if (st_cache_store(c->cache, &c->fields, &rec, &se) != ST_OK)
@@ -252,8 +290,9 @@ static void tune_locked(st_plugin_result *r, struct run_ctx *c, const char *why_
 	st_cache_unlock(lock);
 }
 
-static int pass_run(const uint8_t *cubin, size_t size, const st_plugin_kernel *k, st_plugin_result *r)
+static int pass_run_common(const uint8_t *cubin, size_t size, const st_plugin_kernel2 *k2, st_plugin_result *r)
 {
+	const st_plugin_kernel *k = &k2->v1;
 	if (!r)
 		return -1;
 	memset(r, 0, sizeof *r);
@@ -262,9 +301,6 @@ static int pass_run(const uint8_t *cubin, size_t size, const st_plugin_kernel *k
 		snprintf(r->message, sizeof r->message, "invalid arguments: no cubin bytes but size %zu", size);
 		return -1;
 	}
-	static const st_plugin_kernel none = {0};
-	if (!k)
-		k = &none;
 	const char *kname = k->kernel && *k->kernel ? k->kernel : "unknown kernel";
 	st_pass_settings set;
 	st_error err = {0};
@@ -282,13 +318,14 @@ static int pass_run(const uint8_t *cubin, size_t size, const st_plugin_kernel *k
 
 	char sha[65];
 	st_cache_sha256_hex(cubin, size, sha);
-	struct run_ctx c = {.set = &set, .kernel = kname, .cubin = cubin, .size = size, .k = k};
+	struct run_ctx c = {.set = &set, .kernel = kname, .cubin = cubin, .size = size, .k = k, .k2 = k2};
 	c.fields = (st_cache_key_fields){.cubin_sha256 = sha,
 					 .kernel = k->kernel,
 					 .gpu_name = set.gpu_name,
 					 .compute_capability = set.compute_capability,
 					 .driver_version = set.driver_version,
 					 .ptxas_version = k->ptxas_version};
+	st_pass__variants_key(&set, k2, &c.vkey, &c.fields);
 	if (st_cache_key(&c.fields, c.key, &err) != ST_OK || st_cache_open(&c.cache, set.cache_dir, &err) != ST_OK) {
 		finish(r, &set, kname, cubin, size, ST_PLUGIN_ERROR, "%s", err.msg);
 		st_pass__settings_free(&set);
@@ -323,6 +360,29 @@ static int pass_run(const uint8_t *cubin, size_t size, const st_plugin_kernel *k
 	return 0;
 }
 
+static int pass_run(const uint8_t *cubin, size_t size, const st_plugin_kernel *k, st_plugin_result *r)
+{
+	st_plugin_kernel2 k2 = {.size = sizeof k2};
+	if (k)
+		k2.v1 = *k; /* a v1 record: nothing past it is read */
+	return pass_run_common(cubin, size, &k2, r);
+}
+
+/* Copies only the fields the caller's size covers; the rest stay NULL. */
+static int pass_run2(const uint8_t *cubin, size_t size, const st_plugin_kernel2 *k, st_plugin_result *r)
+{
+	st_plugin_kernel2 k2 = {.size = sizeof k2};
+	if (k) {
+		k2.v1 = k->v1;
+#define HAS(f) (k->size >= offsetof(st_plugin_kernel2, f) + sizeof k->f)
+		k2.ptx = HAS(ptx) ? k->ptx : NULL;
+		k2.ptxas_path = HAS(ptxas_path) ? k->ptxas_path : NULL;
+		k2.ptxas_options = HAS(ptxas_options) ? k->ptxas_options : NULL;
+#undef HAS
+	}
+	return pass_run_common(cubin, size, &k2, r);
+}
+
 static void pass_free_result(st_plugin_result *r)
 {
 	if (!r)
@@ -341,6 +401,7 @@ __attribute__((visibility("default"))) const st_plugin_info *sasstune_plugin_inf
 		.stage = "after-ptxas",
 		.run = pass_run,
 		.free_result = pass_free_result,
+		.run2 = pass_run2,
 	};
 	return &info;
 }

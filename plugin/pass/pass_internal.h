@@ -9,6 +9,8 @@
  *   SASSTUNE_BUDGET     budget                tuning budget, handed to the search
  *   SASSTUNE_POLICY     policy                policy file for mode policy
  *   SASSTUNE_LOG        log                   off|error|warn|info|debug, or a file path
+ *   SASSTUNE_VARIANTS   variants              on | off | auto (default auto: on when more than one
+ *                                             ptxas binary is found); variants_stage.c
  *   -                   gpu_name, compute_capability, driver_version   key fields ("unknown" if absent)
  *   -                   device                CUDA device ordinal to tune on (default "0"), as the
  *                                             calling process sees it (CUDA_VISIBLE_DEVICES applies)
@@ -21,6 +23,7 @@
 /* ST_PASS_CAPTURE: the flow records launches to tune later (sasstune tune --captures); the pass
  * itself then only looks up, like cache-only. */
 typedef enum st_pass_mode { ST_PASS_TUNE, ST_PASS_POLICY, ST_PASS_CACHE_ONLY, ST_PASS_CAPTURE } st_pass_mode;
+typedef enum st_pass_variants { ST_VARIANTS_AUTO, ST_VARIANTS_ON, ST_VARIANTS_OFF } st_pass_variants;
 typedef enum st_log_level { ST_LOG_OFF, ST_LOG_ERROR, ST_LOG_WARN, ST_LOG_INFO, ST_LOG_DEBUG } st_log_level;
 
 typedef struct st_pass_settings {
@@ -32,6 +35,7 @@ typedef struct st_pass_settings {
 	char *gpu_name, *compute_capability, *driver_version; /* NULL: unknown */
 	int device;              /* 0 <= device <= 1023; default 0 */
 	char unknown_option[64]; /* first options_json key we do not know, for a warning */
+	st_pass_variants variants; /* default auto */
 } st_pass_settings;
 
 /* Read the environment, then options_json (NULL or a JSON object).  ST_EINVAL names
@@ -42,5 +46,49 @@ void st_pass__settings_free(st_pass_settings *s);
 const char *st_pass__mode_name(st_pass_mode mode);
 /* "device": a decimal ordinal 0..1023 (pass_device.c). */
 st_status st_pass__set_device(int *device, const char *v, const char *from, st_error *err);
+
+/* ---- variants_stage.c: the compile-variants stage of mode tune ---- */
+#include "sasstune/cache.h"
+#include "sasstune/plugin.h"
+#include <stdbool.h>
+#include <stdint.h>
+
+/* The part of the cache key the variant choice depends on.  run: variants will run
+ * for this call (the record has PTX and the setting, resolved, allows it); then
+ * set = "on:" + the sorted, distinct ptxas versions found, and base = the record's
+ * ptxas options; else both stay unused and the key is the stock path's. */
+typedef struct st_pass_variants_key {
+	bool run;
+	char set[512];
+	char why[160]; /* when !run and the record has PTX: why not, for the log */
+	char probe_dir[4096]; /* <cache dir>/ptxas-probes: the binaries' remembered versions ("" none) */
+} st_pass_variants_key;
+
+/* Resolve the setting and fill vk; point fields->variants / ptxas_options at it
+ * when variants run.  Never fails: a problem means "variants do not run". */
+void st_pass__variants_key(const st_pass_settings *s, const st_plugin_kernel2 *k, st_pass_variants_key *vk,
+			   st_cache_key_fields *fields);
+
+/* What the stage chose.  cubin NULL: stock (tune the input).  ran: variants were compiled
+ * (then the entry records ptxas_version + options; stock: the record's version, ""). */
+typedef struct st_pass_variant_pick {
+	bool ran;
+	uint8_t *cubin; /* the confirmed winner's cubin (owned), NULL for stock */
+	size_t size;
+	char ptxas_version[32], options[256];
+	double speedup, lo, hi; /* winner over stock (1 for stock) */
+	char log[600];          /* one line for the log at info, "" for none */
+} st_pass_variant_pick;
+
+/* Fold the pick into a record: speedup (and interval) times the winner's over stock, and
+ * the variant fields when variants ran. */
+void st_pass__variant_record(const st_pass_variant_pick *pick, st_cache_record *rec);
+/* The verification object of a winner stored alone (malloc'ed JSON, NULL: no memory). */
+char *st_pass__variant_verification(const st_pass_variant_pick *pick);
+
+/* Run the stage (CPU compile, GPU measure) when vk->run; never fails. */
+struct st_launch;
+void st_pass__variants_run(const st_pass_variants_key *vk, const st_plugin_kernel2 *k, const uint8_t *cubin,
+			   size_t size, const char *kernel, const struct st_launch *launch, st_pass_variant_pick *pick);
 
 #endif

@@ -42,6 +42,19 @@ static st_status set_mode(st_pass_settings *s, const char *v, const char *from, 
 	return ST_OK;
 }
 
+static st_status set_variants(st_pass_settings *s, const char *v, const char *from, st_error *err)
+{
+	if (!strcmp(v, "auto"))
+		s->variants = ST_VARIANTS_AUTO;
+	else if (!strcmp(v, "on"))
+		s->variants = ST_VARIANTS_ON;
+	else if (!strcmp(v, "off"))
+		s->variants = ST_VARIANTS_OFF;
+	else
+		return st_error_set(err, ST_EINVAL, "%s: unknown value '%.40s' (expected on, off or auto)", from, v);
+	return ST_OK;
+}
+
 /* A level name, or else a file path (messages at level info). */
 static st_status set_log(st_pass_settings *s, const char *v, const char *from, st_error *err)
 {
@@ -78,7 +91,7 @@ static int known(const char *name)
 {
 	static const char *const names[] = {"mode",	"log",	    "cache_dir",	  "budget",
 					    "policy", "gpu_name", "compute_capability", "driver_version",
-					    "device"};
+					    "device", "variants"};
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
 		if (!strcmp(name, names[i]))
 			return 1;
@@ -94,6 +107,8 @@ static st_status apply(st_pass_settings *s, const char *name, const char *v, con
 		return set_log(s, v, from, err);
 	if (!strcmp(name, "device"))
 		return st_pass__set_device(&s->device, v, from, err);
+	if (!strcmp(name, "variants"))
+		return set_variants(s, v, from, err);
 	char **slot = !strcmp(name, "cache_dir")	  ? &s->cache_dir
 		      : !strcmp(name, "budget")		  ? &s->budget
 		      : !strcmp(name, "policy")		  ? &s->policy
@@ -113,7 +128,8 @@ st_status st_pass__settings_load(st_pass_settings *s, const char *options_json, 
 	} envs[] = {{"SASSTUNE_MODE", "mode"},
 		    {"SASSTUNE_BUDGET", "budget"},
 		    {"SASSTUNE_POLICY", "policy"},
-		    {"SASSTUNE_LOG", "log"}};
+		    {"SASSTUNE_LOG", "log"},
+		    {"SASSTUNE_VARIANTS", "variants"}};
 	memset(s, 0, sizeof *s);
 	s->mode = ST_PASS_TUNE;
 	s->log_level = ST_LOG_WARN;

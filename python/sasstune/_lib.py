@@ -16,7 +16,7 @@ import time
 # st_plugin_status, in plugin.h's order.
 STATUS_NAMES = ("tuned", "cached", "policy", "unchanged", "error")
 TUNED, CACHED, POLICY, UNCHANGED, ERROR = range(5)
-API_VERSION = 1
+API_VERSION = 2  # what this adapter speaks; a library of API 1 is still used, through run()
 
 
 class SasstuneError(RuntimeError):
@@ -30,6 +30,17 @@ class _Kernel(ctypes.Structure):
         ("ptxas_version", ctypes.c_char_p),
         ("launch_json", ctypes.c_char_p),
         ("options_json", ctypes.c_char_p),
+    ]
+
+
+class _Kernel2(ctypes.Structure):
+    """st_plugin_kernel2 (API 2): the v1 record, its own size, and how the cubin was made."""
+    _fields_ = [
+        ("v1", _Kernel),
+        ("size", ctypes.c_size_t),
+        ("ptx", ctypes.c_char_p),
+        ("ptxas_path", ctypes.c_char_p),
+        ("ptxas_options", ctypes.c_char_p),
     ]
 
 
@@ -47,6 +58,8 @@ class _Result(ctypes.Structure):
 _RUN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_char_p, ctypes.c_size_t, ctypes.POINTER(_Kernel),
                         ctypes.POINTER(_Result))
 _FREE = ctypes.CFUNCTYPE(None, ctypes.POINTER(_Result))
+_RUN2 = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_char_p, ctypes.c_size_t, ctypes.POINTER(_Kernel2),
+                         ctypes.POINTER(_Result))
 
 
 class _Info(ctypes.Structure):
@@ -57,6 +70,7 @@ class _Info(ctypes.Structure):
         ("stage", ctypes.c_char_p),
         ("run", _RUN),
         ("free_result", _FREE),
+        ("run2", _RUN2),  # API >= 2 only: a v1 library's struct ends before it, never read then
     ]
 
 
@@ -101,23 +115,31 @@ class Plugin:
         if not info:
             raise SasstuneError("%s: sasstune_plugin_info() returned NULL" % path)
         self._info = info.contents
-        if self._info.api_version != API_VERSION:
-            raise SasstuneError("%s speaks plugin API %d; this adapter speaks %d" %
-                                (path, self._info.api_version, API_VERSION))
+        self.api_version = self._info.api_version
+        if self.api_version < 1:
+            raise SasstuneError("%s speaks plugin API %d; this adapter speaks 1 to %d" %
+                                (path, self.api_version, API_VERSION))
         self.name = (self._info.name or b"").decode()
         self.version = (self._info.version or b"").decode()
         self.stage = (self._info.stage or b"").decode()
         self._run = self._info.run
         self._free = self._info.free_result
+        self._run2 = self._info.run2 if self.api_version >= 2 else None
 
-    def run(self, cubin, kernel=None, arch=None, ptxas_version=None, launch_json=None, options_json=None):
-        """Run the pass on cubin (bytes).  Never raises for what the pass reports: a failure comes
-        back as status "error" with the input bytes."""
+    def run(self, cubin, kernel=None, arch=None, ptxas_version=None, launch_json=None, options_json=None,
+            ptx=None, ptxas_path=None, ptxas_options=None):
+        """Run the pass on cubin (bytes).  ptx, ptxas_path and ptxas_options (how the cubin was
+        made) go through run2() (API 2; an API 1 library gets the rest through run()).  Never
+        raises for what the pass reports: a failure comes back as status "error" with the input."""
         cubin = bytes(cubin)
         k = _Kernel(_enc(kernel), _enc(arch), _enc(ptxas_version), _enc(launch_json), _enc(options_json))
         r = _Result()
         t0 = time.perf_counter()
-        rc = self._run(cubin, len(cubin), ctypes.byref(k), ctypes.byref(r))
+        if self._run2:
+            k2 = _Kernel2(k, ctypes.sizeof(_Kernel2), _enc(ptx), _enc(ptxas_path), _enc(ptxas_options))
+            rc = self._run2(cubin, len(cubin), ctypes.byref(k2), ctypes.byref(r))
+        else:
+            rc = self._run(cubin, len(cubin), ctypes.byref(k), ctypes.byref(r))
         dt = time.perf_counter() - t0
         try:
             msg = r.message.decode("utf-8", "replace")

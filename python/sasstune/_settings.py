@@ -22,6 +22,7 @@ KNOBS = {
     "policy": ("SASSTUNE_POLICY", "policy"),
     "log": ("SASSTUNE_LOG", "log"),
     "cache_dir": ("SASSTUNE_CACHE_DIR", "cache_dir"),
+    "variants": ("SASSTUNE_VARIANTS", "variants"),
     "capture_limit": ("SASSTUNE_CAPTURE_LIMIT", None),
     "keep_captures": ("SASSTUNE_KEEP_CAPTURES", None),
     "gpu_lock": ("SASSTUNE_GPU_LOCK", None),
@@ -69,6 +70,9 @@ class Settings:
         self.policy = values.get("policy")
         self.log = values.get("log", "warn")
         self.cache_dir = values.get("cache_dir")
+        self.variants = values.get("variants", "auto")
+        if self.variants not in ("on", "off", "auto"):
+            raise ValueError("SASSTUNE_VARIANTS: unknown value %r (expected on, off or auto)" % self.variants)
         self.capture_limit = parse_size(values.get("capture_limit", "1G"))
         self.keep_captures = truthy(values.get("keep_captures"))
         self.capture_dir = values.get("capture_dir")  # mode capture: _capture_mode.py

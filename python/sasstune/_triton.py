@@ -86,6 +86,7 @@ def namespace(device=None):
             "library": plugin.version,
             "adapter": ADAPTER_VERSION,
             "mode": "tune" if s.mode == "capture" else s.mode,  # both compile alike and share entries
+            "variants": s.variants,
             "policy": _settings.file_digest(s.policy) if s.policy else None,
             "gpu": facts,
         }
@@ -164,6 +165,47 @@ def ptxas_version(capability):
         return None
 
 
+def ptxas_command(options, capability):
+    """(ptxas path, its options as one string) for this compile: THE place that mirrors how Triton
+    3.6's make_cubin (triton/backends/nvidia/compiler.py) calls ptxas: the debug flags from the
+    knobs (-lineinfo; -lineinfo -suppress-debug-info when line info is disabled; -g when ptxas
+    optimisation is disabled), --fmad=false without fp fusion, --opt-level 0 when ptxas
+    optimisation is disabled, the user's ptx_options, --gpu-name=sm_90a.  Left out: -v (it only
+    prints) and the file names.  The options are None for another Triton version (not checked
+    against it) or without the compile's options; the path is None when unknown."""
+    try:
+        import triton
+        from triton import knobs
+        from triton.backends.nvidia.compiler import get_ptxas, sm_arch_from_capability
+        path = get_ptxas(capability).path
+    except Exception:
+        return None, None
+    if not triton.__version__.startswith("3.6.") or options is None:
+        return path, None
+    try:
+        if knobs.compilation.disable_line_info:
+            flags = ["-lineinfo", "-suppress-debug-info"]
+        elif knobs.nvidia.disable_ptxas_opt:
+            flags = ["-g"]
+        else:
+            flags = ["-lineinfo"]
+        if not options.enable_fp_fusion:
+            flags.append("--fmad=false")
+        if knobs.nvidia.disable_ptxas_opt:
+            flags += ["--opt-level", "0"]
+        flags += options.ptx_options.split(" ") if options.ptx_options else []
+        flags.append("--gpu-name=%s" % sm_arch_from_capability(capability))
+    except Exception:
+        return path, None
+    return path, " ".join(flags)
+
+
+def _made_by(state, ptx):
+    """The run() keywords that say how the cubin was made (API 2).  The same at compile time, at
+    lookup and at launch, so that all three ask for the same cache key."""
+    return dict(ptx=ptx, ptxas_path=state.get("ptxas_path"), ptxas_options=state.get("ptxas_options"))
+
+
 def compile_mode(s):
     """The mode run() gets at compile time.  There is no launch yet, so never "tune": a
     configured policy is applied (mode policy), else the cache is only looked up."""
@@ -178,8 +220,9 @@ def _sha(data):
     return hashlib.sha256(data).hexdigest()
 
 
-def on_cubin(stock, metadata, capability):
-    """The body of the wrapped cubin stage: returns the bytes Triton caches and loads."""
+def on_cubin(stock, metadata, capability, ptx=None, options=None):
+    """The body of the wrapped cubin stage: returns the bytes Triton caches and loads.  ptx: the
+    stage's input; options: the compile's options (for ptxas_command)."""
     t0 = time.perf_counter()
     stock = bytes(stock)
     name = metadata.get("name")
@@ -192,8 +235,10 @@ def on_cubin(stock, metadata, capability):
         facts = _settings.gpu_facts(device)
         arch = "sm_%d" % capability
         ptxas = ptxas_version(capability)
+        path, ptxas_opts = ptxas_command(options, capability)
+        made = {"ptxas_path": path, "ptxas_options": ptxas_opts}
         res = plugin.run(stock, kernel=name, arch=arch, ptxas_version=ptxas,
-                         options_json=s.options(mode=compile_mode(s), **facts))
+                         options_json=s.options(mode=compile_mode(s), **facts), **_made_by(made, ptx))
     except Exception as e:  # never break a compile
         log("error", "%s: the pass failed, stock cubin kept: %s", name, e)
         STATS.add("compile", kernel=name, status="error", message=str(e), plugin_ms=0.0, hook_ms=0.0)
@@ -204,7 +249,7 @@ def on_cubin(stock, metadata, capability):
         log("warn", "%s: %s", name, res.message)
     state = {"v": 1, "status": res.status, "message": res.message, "pending": pending,
              "stock_sha256": _sha(stock), "ptxas_version": ptxas, "arch": arch, "stock_file": None,
-             "namespace": namespace(device)[0]}
+             "namespace": namespace(device)[0], **made}
     if pending and out != stock:
         # Tuning needs the stock cubin (the schedule cache is keyed by it): keep it beside.
         if _put_beside(metadata.get("hash"), STOCK_FILE, stock):
@@ -259,7 +304,7 @@ def stages_hook(*args, **kwargs):
         stock_stage = stages["cubin"]
 
         def cubin_stage(src, metadata):
-            return on_cubin(stock_stage(src, metadata), metadata, capability)
+            return on_cubin(stock_stage(src, metadata), metadata, capability, ptx=src, options=options)
 
         stages["cubin"] = cubin_stage
     return namespace()[1], namespace()[0]
@@ -313,6 +358,12 @@ def update_entry(ck, state, cubin=None):
 def kernel_state(ck):
     st = getattr(getattr(ck, "metadata", None), STATE_KEY, None)
     return dict(st) if isinstance(st, dict) else None
+
+
+def _ptx_of(ck):
+    """The PTX Triton kept beside the cubin (asm["ptx"]), None when absent."""
+    ptx = (getattr(ck, "asm", None) or {}).get("ptx")
+    return ptx.decode("utf-8", "replace") if isinstance(ptx, bytes) else ptx
 
 
 def stock_cubin(ck, state):
@@ -420,7 +471,7 @@ def consider(ck):
     t0 = time.perf_counter()
     facts = _settings.gpu_facts()
     res = _lib.load().run(stock, kernel=ck.name, arch=state.get("arch"), ptxas_version=state.get("ptxas_version"),
-                          options_json=s.options(mode="cache-only", **facts))
+                          options_json=s.options(mode="cache-only", **facts), **_made_by(state, _ptx_of(ck)))
     STATS.add("lookup", kernel=ck.name, status=res.status, ms=(time.perf_counter() - t0) * 1e3)
     if res.code == _lib.CACHED and ck.module is None:
         ck.kernel = res.cubin
@@ -564,7 +615,8 @@ def tune_at_launch(ck, state, grid, args):
         log("info", "%s: tuning at first launch (budget %s; %d bytes of arguments captured)", ck.name,
             s.budget or "default", builder.total_bytes)
         res = _lib.load().run(stock, kernel=ck.name, arch=state.get("arch"), ptxas_version=state.get("ptxas_version"),
-                              launch_json=text, options_json=s.options(mode="tune", device=device, **facts))
+                              launch_json=text, options_json=s.options(mode="tune", device=device, **facts),
+                              **_made_by(state, _ptx_of(ck)))
     finally:
         if not s.keep_captures:
             shutil.rmtree(folder, ignore_errors=True)

@@ -21,7 +21,7 @@ from triton.backends.compiler import GPUTarget  # noqa: E402
 ENV = ("SASSTUNE", "SASSTUNE_MODE", "SASSTUNE_BUDGET", "SASSTUNE_POLICY", "SASSTUNE_LOG", "SASSTUNE_CACHE_DIR",
        "SASSTUNE_CAPTURE_LIMIT", "SASSTUNE_KEEP_CAPTURES", "SASSTUNE_GPU_LOCK", "SASSTUNE_CAPTURE_DIR",
        "TRITON_CACHE_DIR", "TRITON_CACHE_MANAGER",
-       "TRITON_ALWAYS_COMPILE")
+       "TRITON_ALWAYS_COMPILE", "SASSTUNE_VARIANTS")
 
 
 @triton.jit
@@ -62,6 +62,9 @@ def clean_env(tmp_path, monkeypatch):
     monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "triton"))
     monkeypatch.setenv("SASSTUNE_CACHE_DIR", str(tmp_path / "sasstune"))
     monkeypatch.setenv("SASSTUNE_LOG", "error")
+    # Keys as store_entry makes them; with variants the key also names the ptxas binaries found
+    # (tests that want variants set it back).
+    monkeypatch.setenv("SASSTUNE_VARIANTS", "off")
     _settings.set_overrides({})
     old = _lib.set_plugin(None)
     _triton.STATS.reset()
@@ -73,15 +76,18 @@ def clean_env(tmp_path, monkeypatch):
 
 # ---- the C library's cache, for inserting entries ---------------------------------------------
 class KeyFields(ctypes.Structure):
+    """st_cache_key_fields, every member (the C side reads them all; extra ones NULL = absent)."""
     _fields_ = [(n, ctypes.c_char_p) for n in ("cubin_sha256", "kernel", "gpu_name", "compute_capability",
-                                                "driver_version", "ptxas_version", "sasstune_version")]
+                                                "driver_version", "ptxas_version", "sasstune_version",
+                                                "variants", "ptxas_options")]
 
 
 class Record(ctypes.Structure):
     _fields_ = [("schedule_json", ctypes.c_char_p), ("verification_json", ctypes.c_char_p),
                 ("speedup", ctypes.c_double), ("speedup_low", ctypes.c_double), ("speedup_high", ctypes.c_double),
                 ("method", ctypes.c_char_p), ("budget", ctypes.c_char_p), ("date", ctypes.c_char_p),
-                ("tuned_cubin", ctypes.c_char_p), ("tuned_cubin_size", ctypes.c_size_t)]
+                ("tuned_cubin", ctypes.c_char_p), ("tuned_cubin_size", ctypes.c_size_t),
+                ("variant_ptxas_version", ctypes.c_char_p), ("variant_options", ctypes.c_char_p)]
 
 
 class Error(ctypes.Structure):
@@ -142,8 +148,10 @@ class FakePlugin:
         self.path = "fake"
         self.calls = []
 
-    def run(self, cubin, kernel=None, arch=None, ptxas_version=None, launch_json=None, options_json=None):
+    def run(self, cubin, kernel=None, arch=None, ptxas_version=None, launch_json=None, options_json=None,
+            ptx=None, ptxas_path=None, ptxas_options=None):
         self.calls.append(dict(cubin=bytes(cubin), kernel=kernel, arch=arch, ptxas_version=ptxas_version,
-                               launch_json=launch_json, options_json=options_json))
+                               launch_json=launch_json, options_json=options_json, ptx=ptx,
+                               ptxas_path=ptxas_path, ptxas_options=ptxas_options))
         code, out, msg = self.respond(bytes(cubin), kernel, launch_json, options_json)
         return _lib.RunResult(code, out, msg, 0.0001)

@@ -13,6 +13,9 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/* Optional strings: both absent or equal. */
+static int same(const char *a, const char *b) { return (!a && !b) || (a && b && !strcmp(a, b)); }
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	st_cache_entry *e;
@@ -35,17 +38,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* round trip: the tuned cubin is not part of entry.json, so any bytes do */
 	static const uint8_t cubin[1] = {0};
 	st_cache_key_fields f = {i->cubin_sha256,   i->kernel,	     i->gpu_name,	   i->compute_capability,
-				 i->driver_version, i->ptxas_version, i->sasstune_version};
+				 i->driver_version, i->ptxas_version, i->sasstune_version, i->variants,
+				 i->ptxas_options};
 	const char *sched = st_cache_entry_schedule(e), *verif = st_cache_entry_verification(e);
 	CHECK(sched && verif);
 	st_cache_record r = {sched, verif, i->speedup, i->speedup_low, i->speedup_high,
-			     i->method,	       i->budget,	     i->date,	     cubin,	      sizeof cubin};
+			     i->method,	       i->budget,	     i->date,	     cubin,	      sizeof cubin,
+			     i->variant_ptxas_version, i->variant_options};
 	char *json;
 	CHECK(st_cache__format_entry(&json, &f, &r, &err) == ST_OK);
 	CHECK(st_cache__parse_entry(&again, json, strlen(json), i->key, &err) == ST_OK);
 	const st_cache_info *j = st_cache_entry_info(again);
 	CHECK(!strcmp(j->kernel, i->kernel) && !strcmp(st_cache_entry_schedule(again), sched) &&
 	      !strcmp(j->date, i->date) && j->speedup == i->speedup);
+	CHECK(same(j->variants, i->variants) && same(j->ptxas_options, i->ptxas_options) &&
+	      same(j->variant_ptxas_version, i->variant_ptxas_version) && same(j->variant_options, i->variant_options));
 	st_cache_entry_free(again);
 	free(json);
 	st_cache_entry_free(e);

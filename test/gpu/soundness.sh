@@ -5,6 +5,8 @@
 # the runtime on fresh input sets (a new session, i.e. new inputs, every ROTATE walks).
 #   bash test/gpu/soundness.sh [OUT_DIR]          (default build-soundness/results)
 #   WALKS=1000 MAX_MOVES=64 SEED=1 ROTATE=250 FIXTURES="add_f32_1M softmax_f32_1024x1024" ...
+#   FIXTURE_DIR=test/fixtures/triton-sm90-ptxas13.5 ...   (the fixture set; default
+#   test/fixtures/triton-sm90; each <name>/ holds sm_90.cubin, sm_90.sass, launch.json)
 # Needs an NVIDIA GPU; on the lent machine carry .deps/ (as scripts/test-gpu.sh).  Writes
 # OUT_DIR/<fixture>/summary.json, failing candidates under OUT_DIR/<fixture>/failures/, and
 # OUT_DIR/summary.txt (one line per fixture).  Exit status 0 when every walk verified.
@@ -14,10 +16,22 @@ ROOT=$PWD
 OUT=${1:-$ROOT/build-soundness/results}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
+# The fixture set, checked before the build: every <name>/ of it with a cubin, or FIXTURES.
+FIX=${FIXTURE_DIR:-test/fixtures/triton-sm90}
+case $FIX in /*) ;; *) FIX=$ROOT/$FIX ;; esac
+[ -d "$FIX" ] || { echo "soundness.sh: no fixture folder $FIX" >&2; exit 1; }
+FIXTURES=${FIXTURES:-$(cd "$FIX" && for d in */; do if [ -f "$d/sm_90.cubin" ]; then echo "${d%/}"; fi; done)}
+[ -n "$FIXTURES" ] || { echo "soundness.sh: no fixtures in $FIX" >&2; exit 1; }
+for f in $FIXTURES; do
+  for x in sm_90.cubin sm_90.sass launch.json; do
+    [ -f "$FIX/$f/$x" ] || { echo "soundness.sh: $FIX/$f/$x is missing" >&2; exit 1; }
+  done
+done
 if [ -d .deps ] && ! [ -f /usr/include/cjson/cJSON.h ]; then
   source scripts/device-setup.sh   # also for running: the carried libcjson.so.1
 fi
 BUILD=${BUILD:-build-soundness}
+case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 LOG=$OUT/build.log
 bash scripts/build-gpu.sh "$BUILD" "$LOG" || exit 1
 cache() { sed -n "s/^$1:[A-Z]*=//p" "$BUILD/CMakeCache.txt"; }
@@ -25,14 +39,12 @@ CJINC=$(cache CJSON_INCLUDE_DIR); ELFINC=$(cache LIBELF_INCLUDE_DIR)
 (set -x; gcc -O2 -std=c11 -D_GNU_SOURCE -Iinclude -Iplugin -I"$CJINC" -I"$ELFINC" test/gpu/soundness.c \
    "$BUILD/libsasstune_static.a" "$(cache LIBELF_LIBRARY)" "$(cache CJSON_LIBRARY)" $(cache ZLIB_LIBRARY) \
    -ldl -lm -lpthread -o "$BUILD/soundness") >> "$LOG" 2>&1 || { tail -n 20 "$LOG"; exit 1; }
-export SASSTUNE_WORKER=$ROOT/$BUILD/sasstune-worker
+export SASSTUNE_WORKER=$BUILD/sasstune-worker
 WALKS=${WALKS:-1000}; MAX_MOVES=${MAX_MOVES:-64}; SEED=${SEED:-1}; ROTATE=${ROTATE:-250}
-FIX=$ROOT/test/fixtures/triton-sm90
-FIXTURES=${FIXTURES:-$(ls "$FIX")}
 {
   echo "# sasstune legality soundness, $(date -u +%Y-%m-%dT%H:%M:%SZ), git $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
   echo "# $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -n 1)"
-  echo "# walks=$WALKS max_moves=$MAX_MOVES seed=$SEED rotate=$ROTATE"
+  echo "# walks=$WALKS max_moves=$MAX_MOVES seed=$SEED rotate=$ROTATE fixtures=${FIX#$ROOT/}"
 } > "$OUT/summary.txt"
 status=0
 for f in $FIXTURES; do

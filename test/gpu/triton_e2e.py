@@ -4,6 +4,10 @@ built libsasstune.so + sasstune-worker (found like the adapter finds them: SASST
 build-py/, build/, other build*/ folders; `--build` configures and builds build-py first).
 
     python3 test/gpu/triton_e2e.py OUT.json [--budget 30s] [--tune add1024,matmul,mm_tma_host] [--build]
+                                   [--variants on|off|auto] [--keep DIR]
+
+--variants sets SASSTUNE_VARIANTS for the tune and cached processes (default off, as before the
+compile-variants stage existed); the seeded entries use plain keys, so seed and hit run with off.
 
 Kernels: an elementwise add at four block sizes, a pointer matmul (512^3 fp16) and a matmul through
 host TMA tensor descriptors (mm_tma_host: triton.tools.tensor_descriptor.TensorDescriptor, 256^3
@@ -196,13 +200,15 @@ def _store_seed(lib_path, stock, tuned, kernel, ptxas, facts):
 
     class KeyFields(ctypes.Structure):
         _fields_ = [(f, ctypes.c_char_p) for f in ("cubin_sha256", "kernel", "gpu_name", "compute_capability",
-                                                    "driver_version", "ptxas_version", "sasstune_version")]
+                                                    "driver_version", "ptxas_version", "sasstune_version",
+                                                    "variants", "ptxas_options")]  # every member: NULL = absent
 
     class Record(ctypes.Structure):
         _fields_ = [("schedule_json", ctypes.c_char_p), ("verification_json", ctypes.c_char_p),
                     ("speedup", ctypes.c_double), ("speedup_low", ctypes.c_double),
                     ("speedup_high", ctypes.c_double), ("method", ctypes.c_char_p), ("budget", ctypes.c_char_p),
-                    ("date", ctypes.c_char_p), ("tuned_cubin", ctypes.c_char_p), ("tuned_cubin_size", ctypes.c_size_t)]
+                    ("date", ctypes.c_char_p), ("tuned_cubin", ctypes.c_char_p), ("tuned_cubin_size", ctypes.c_size_t),
+                    ("variant_ptxas_version", ctypes.c_char_p), ("variant_options", ctypes.c_char_p)]
 
     class Err(ctypes.Structure):
         _fields_ = [("code", ctypes.c_int), ("msg", ctypes.c_char * 512)]
@@ -376,6 +382,8 @@ def main():
     ap.add_argument("--budget", default="30s")
     ap.add_argument("--tune", default="add1024,matmul,mm_tma_host",
                     help="kernels tuned at first launch (of %s)" % ALL_KERNELS)
+    ap.add_argument("--variants", default="off", choices=("on", "off", "auto"),
+                    help="SASSTUNE_VARIANTS of the tune and cached processes (seeded entries use plain keys: off)")
     ap.add_argument("--build", action="store_true", help="configure and build build-py first")
     ap.add_argument("--keep", help="keep the caches in this folder")
     ap.add_argument("--child", help=argparse.SUPPRESS)
@@ -401,8 +409,9 @@ def main():
     tc = os.path.join(work, "triton")
     base = {"SASSTUNE_LIBRARY": lib, "TRITON_CACHE_DIR": tc}
     on = dict(base, SASSTUNE="1", SASSTUNE_BUDGET=a.budget, SASSTUNE_LOG="info",
-              SASSTUNE_CACHE_DIR=os.path.join(work, "sasstune"))
-    seeded = dict(base, SASSTUNE="1", SASSTUNE_LOG="info", SASSTUNE_CACHE_DIR=os.path.join(work, "sasstune-seeded"))
+              SASSTUNE_CACHE_DIR=os.path.join(work, "sasstune"), SASSTUNE_VARIANTS=a.variants)
+    seeded = dict(base, SASSTUNE="1", SASSTUNE_LOG="info", SASSTUNE_CACHE_DIR=os.path.join(work, "sasstune-seeded"),
+                  SASSTUNE_VARIANTS="off")
     logpath = os.path.splitext(a.out)[0] + ".log"
     r = {}
     with open(logpath, "w") as log:

@@ -14,7 +14,9 @@
 
 static st_cache_key_fields base_fields(void)
 {
-	return (st_cache_key_fields){SHA_A, "matmul_kernel", "NVIDIA H200", "9.0", "580.65.06", "12.8.93", "0.1.0"};
+	return (st_cache_key_fields){.cubin_sha256 = SHA_A, .kernel = "matmul_kernel", .gpu_name = "NVIDIA H200",
+			.compute_capability = "9.0", .driver_version = "580.65.06", .ptxas_version = "12.8.93",
+			.sasstune_version = "0.1.0"};
 }
 
 static void test_cache_key__each_field_changes_the_key(void **state)
@@ -62,9 +64,14 @@ static void test_cache_key__fields_do_not_run_together(void **state)
 static void test_cache_key__unknown_and_default_version(void **state)
 {
 	(void)state;
-	st_cache_key_fields a = {SHA_A, NULL, NULL, "", NULL, NULL, NULL};
-	st_cache_key_fields b = {SHA_A, "unknown", "unknown", "unknown", "unknown", "unknown", ST_VERSION_STRING};
-	st_cache_key_fields c = {SHA_A, "unknown", "unknown", "unknown", "unknown", "unknown", "9.9.9"};
+	st_cache_key_fields a = {.cubin_sha256 = SHA_A, .kernel = NULL, .gpu_name = NULL,
+			.compute_capability = "", .driver_version = NULL, .ptxas_version = NULL};
+	st_cache_key_fields b = {.cubin_sha256 = SHA_A, .kernel = "unknown", .gpu_name = "unknown",
+			.compute_capability = "unknown", .driver_version = "unknown", .ptxas_version = "unknown",
+			.sasstune_version = ST_VERSION_STRING};
+	st_cache_key_fields c = {.cubin_sha256 = SHA_A, .kernel = "unknown", .gpu_name = "unknown",
+			.compute_capability = "unknown", .driver_version = "unknown", .ptxas_version = "unknown",
+			.sasstune_version = "9.9.9"};
 	char ka[65], kb[65], kc[65];
 	assert_int_equal(st_cache_key(&a, ka, NULL), ST_OK);
 	assert_int_equal(st_cache_key(&b, kb, NULL), ST_OK);

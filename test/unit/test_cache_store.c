@@ -40,7 +40,8 @@ static void rm_rf(char *d)
 
 static st_cache_key_fields fields(const char *driver)
 {
-	return (st_cache_key_fields){SHA_A, "add_kernel", "NVIDIA H200", "9.0", driver, "12.8.93", NULL};
+	return (st_cache_key_fields){.cubin_sha256 = SHA_A, .kernel = "add_kernel", .gpu_name = "NVIDIA H200",
+			.compute_capability = "9.0", .driver_version = driver, .ptxas_version = "12.8.93"};
 }
 
 static st_cache_record record(const uint8_t *cubin, size_t n, const char *method)

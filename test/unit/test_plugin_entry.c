@@ -122,7 +122,8 @@ static void insert(struct fixture *f, const char *driver, const uint8_t *tuned, 
 	st_cache *c;
 	st_error err;
 	assert_int_equal(st_cache_open(&c, f->dir, &err), ST_OK);
-	st_cache_key_fields k = {f->sha, "add_kernel", "NVIDIA H200", "9.0", driver, "12.8.93", NULL};
+	st_cache_key_fields k = {.cubin_sha256 = f->sha, .kernel = "add_kernel", .gpu_name = "NVIDIA H200",
+			.compute_capability = "9.0", .driver_version = driver, .ptxas_version = "12.8.93"};
 	st_cache_record r = {.schedule_json = "{\"add_kernel\":{\"swaps\":[[10,11]]}}",
 			     .verification_json = "{\"runs\":5}",
 			     .speedup = 1.04, .speedup_low = 1.02, .speedup_high = 1.06,
@@ -241,7 +242,8 @@ static void test_plugin_entry__corrupt_entry_and_log_file(void **state)
 	struct fixture *f = *state;
 	insert(f, "580.65.06", f->cubin, f->size);
 	char key[65];
-	st_cache_key_fields k = {f->sha, "add_kernel", "NVIDIA H200", "9.0", "580.65.06", "12.8.93", NULL};
+	st_cache_key_fields k = {.cubin_sha256 = f->sha, .kernel = "add_kernel", .gpu_name = "NVIDIA H200",
+			.compute_capability = "9.0", .driver_version = "580.65.06", .ptxas_version = "12.8.93"};
 	assert_int_equal(st_cache_key(&k, key, NULL), ST_OK);
 	char path[2048], log[2048];
 	snprintf(path, sizeof path, "%s/v1/%s/entry.json", f->dir, key);
@@ -273,7 +275,8 @@ static void test_plugin_entry__tuning_lock_held_elsewhere(void **state)
 {
 	struct fixture *f = *state;
 	char key[65];
-	st_cache_key_fields k = {f->sha, "locked_kernel", "NVIDIA H200", "9.0", "580.65.06", "12.8.93", NULL};
+	st_cache_key_fields k = {.cubin_sha256 = f->sha, .kernel = "locked_kernel", .gpu_name = "NVIDIA H200",
+			.compute_capability = "9.0", .driver_version = "580.65.06", .ptxas_version = "12.8.93"};
 	assert_int_equal(st_cache_key(&k, key, NULL), ST_OK);
 	st_cache *c;
 	st_cache_lock *lock;

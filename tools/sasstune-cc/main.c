@@ -291,9 +291,41 @@ static bool have_cuda_driver(void)
 	return true;
 }
 
-static int run_pass(const struct options *o, const cc_ptx *ptx, const char *ptxas_version, uint8_t **cubin,
+/* The options ptxas got, as one string: "-arch=ARCH" and every -Xptxas, space-separated. */
+static char *ptxas_options(const struct options *o)
+{
+	size_t n = strlen(o->arch) + 8;
+	for (size_t i = 0; i < o->n_xptxas; i++)
+		n += strlen(o->xptxas[i]) + 1;
+	char *s = malloc(n);
+	if (!s)
+		return NULL;
+	size_t used = (size_t)snprintf(s, n, "-arch=%s", o->arch);
+	for (size_t i = 0; i < o->n_xptxas; i++)
+		used += (size_t)snprintf(s + used, n - used, " %s", o->xptxas[i]);
+	return s;
+}
+
+/* One kernel through the pass: run2 (API 2) with how the cubin was made, else run.  The PTX
+ * goes only with a single-kernel PTX: a variant recompiles the whole PTX, and the others'
+ * kernels would be neither verified nor the ones already tuned. */
+static int run_one(const cc_plugin *pl, const cc_ptx *ptx, const cc_ptxas *px, const char *opts,
+		   const st_plugin_kernel *kin, const uint8_t *cubin, size_t size, st_plugin_result *res)
+{
+	if (pl->info->api_version < 2)
+		return pl->info->run(cubin, size, kin, res);
+	st_plugin_kernel2 k2 = {.v1 = *kin, .size = sizeof k2, .ptxas_path = px->path, .ptxas_options = opts,
+				.ptx = ptx->n_kernels == 1 ? ptx->ptx : NULL};
+	cc_log("pass record: kernel %s, arch %s, ptxas %s (%s), options \"%s\", ptx %s", kin->kernel, kin->arch,
+	       px->path, kin->ptxas_version ? kin->ptxas_version : "?", opts ? opts : "",
+	       k2.ptx ? "given" : "not given (more than one kernel)");
+	return pl->info->run2(cubin, size, &k2, res);
+}
+
+static int run_pass(const struct options *o, const cc_ptx *ptx, const cc_ptxas *px, uint8_t **cubin,
 		    size_t *cubin_size)
 {
+	const char *ptxas_version = px->version;
 	char *launch = NULL;
 	size_t launch_len = 0;
 	st_error err = {0};
@@ -335,8 +367,9 @@ static int run_pass(const struct options *o, const cc_ptx *ptx, const char *ptxa
 		cc_msg("note: no CUDA driver here (libcuda.so.1 is missing): tuning needs a GPU; the pass can only "
 		       "apply cached schedules or a policy");
 
-	char *opts = options_json(o);
-	if (!opts) {
+	char *opts = options_json(o), *xopts = ptxas_options(o);
+	if (!opts || !xopts) {
+		free(opts);
 		cc_msg("out of memory");
 		cc_plugin_unload(&pl);
 		free(launch);
@@ -355,7 +388,7 @@ static int run_pass(const struct options *o, const cc_ptx *ptx, const char *ptxa
 		};
 		st_plugin_result res;
 		memset(&res, 0, sizeof res);
-		if (pl.info->run(*cubin, *cubin_size, &kin, &res) != 0) {
+		if (run_one(&pl, ptx, px, xopts, &kin, *cubin, *cubin_size, &res) != 0) {
 			cc_msg("the pass rejected its arguments for kernel %s", ptx->kernels[k]);
 			pl.info->free_result(&res);
 			rc = CC_EXIT_FAIL;
@@ -391,6 +424,7 @@ static int run_pass(const struct options *o, const cc_ptx *ptx, const char *ptxa
 		pl.info->free_result(&res);
 	}
 	free(opts);
+	free(xopts);
 	cc_plugin_unload(&pl);
 	free(launch);
 	return rc;
@@ -474,7 +508,7 @@ int main(int argc, char **argv)
 	cc_log("cubin: %zu bytes", cubin_size);
 	if (o.no_pass) {
 		cc_log("pass: skipped (--no-pass)");
-	} else if ((rc = run_pass(&o, &ptx, px.version, &cubin, &cubin_size)) != CC_EXIT_OK) {
+	} else if ((rc = run_pass(&o, &ptx, &px, &cubin, &cubin_size)) != CC_EXIT_OK) {
 		goto out;
 	}
 	rc = write_output(o.output, cubin, cubin_size);

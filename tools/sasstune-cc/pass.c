@@ -116,13 +116,14 @@ st_status cc_plugin_load(cc_plugin *pl, st_error *err)
 		cc_plugin_unload(pl);
 		return st_error_set(err, ST_EFORMAT, "the plugin %s: %s() returned NULL", pl->path, CC_PLUGIN_ENTRY);
 	}
-	if (info->api_version != ST_PLUGIN_API_VERSION) {
+	if (info->api_version < 1) {
 		unsigned v = info->api_version;
 		cc_plugin_unload(pl);
-		return st_error_set(err, ST_EUNSUPPORTED, "the plugin %s has API version %u, sasstune-cc needs %u",
+		return st_error_set(err, ST_EUNSUPPORTED, "the plugin %s has API version %u, sasstune-cc needs 1 to %u",
 				    pl->path, v, (unsigned)ST_PLUGIN_API_VERSION);
 	}
-	if (!info->run || !info->free_result) {
+	/* run2 exists from API 2 on; an API 1 library's struct ends before it */
+	if (!info->run || !info->free_result || (info->api_version >= 2 && !info->run2)) {
 		cc_plugin_unload(pl);
 		return st_error_set(err, ST_EFORMAT, "the plugin %s has no run() or free_result()", pl->path);
 	}

@@ -29,6 +29,7 @@ enum {
 	X(tune, "search for a faster schedule of a cubin")                                    \
 	X(train, "train a move policy over a set of kernels")                                 \
 	X(apply, "apply a learned policy to a cubin, with no GPU")                            \
+	X(variants, "compile PTX with other ptxas binaries/options; verify and time each")    \
 	X(cache, "list, show or clear the schedule cache")
 
 #define ST_DECLARE_CMD(name, summary) int st_cmd_##name(int argc, char **argv);

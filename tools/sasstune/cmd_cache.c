@@ -88,6 +88,20 @@ static int parse(int argc, char **argv, struct opts *o)
 }
 
 /* The entry as JSON; schedule and verification as objects. */
+/* The optional parts (compile variants, docs/cache.md): only what the entry has. */
+static void add_variant_json(cJSON *o, const st_cache_info *i)
+{
+	if (i->variants)
+		cJSON_AddStringToObject(o, "variants", i->variants);
+	if (i->ptxas_options)
+		cJSON_AddStringToObject(o, "ptxas_options", i->ptxas_options);
+	cJSON *v = i->variant_ptxas_version ? cJSON_CreateObject() : NULL;
+	if (v && (!cJSON_AddStringToObject(v, "ptxas_version", i->variant_ptxas_version) ||
+		  !cJSON_AddStringToObject(v, "options", i->variant_options ? i->variant_options : "") ||
+		  !cJSON_AddItemToObject(o, "variant", v)))
+		cJSON_Delete(v);
+}
+
 static cJSON *entry_json(const st_cache_info *i)
 {
 	cJSON *o = cJSON_CreateObject(), *sp = cJSON_CreateObject(), *tc = cJSON_CreateObject();
@@ -116,6 +130,7 @@ static cJSON *entry_json(const st_cache_info *i)
 	cJSON_AddStringToObject(tc, "sha256", i->tuned_sha256);
 	cJSON_AddNumberToObject(tc, "size", (double)i->tuned_cubin_size);
 	cJSON_AddItemToObject(o, "tuned_cubin", tc);
+	add_variant_json(o, i);
 	return o;
 }
 
@@ -236,6 +251,12 @@ static int cmd_show(st_cache *c, const struct opts *o)
 		printf("driver              %s\n", i->driver_version);
 		printf("ptxas               %s\n", i->ptxas_version);
 		printf("sasstune            %s\n", i->sasstune_version);
+		if (i->variants)
+			printf("variants            %s, base options \"%s\"\n", i->variants,
+			       i->ptxas_options ? i->ptxas_options : "");
+		if (i->variant_ptxas_version)
+			printf("variant             ptxas %s, options \"%s\"\n", i->variant_ptxas_version,
+			       i->variant_options ? i->variant_options : "");
 		printf("speedup             %.3fx [%.3f, %.3f]\n", i->speedup, i->speedup_low, i->speedup_high);
 		printf("tuned               %s by %s, budget %s\n", i->date, i->method, i->budget);
 		printf("tuned cubin         %zu bytes, sha256 %s\n", i->tuned_cubin_size, i->tuned_sha256);

@@ -1,6 +1,7 @@
 /* sasstune tune CUBIN: search a faster schedule for one kernel (docs/tune.md). */
 #include "cmd_tune_captures.h"
 #include "tune_cli.h"
+#include "variants_cli.h"
 #include "util/util.h"
 
 #include <cJSON.h>
@@ -11,7 +12,7 @@ static void usage(FILE *out)
 		"usage: sasstune tune CUBIN [--launch L.json] [--kernel K] [--listing F] [--method ppo|random|greedy]\n"
 		"                     [--reward gpu|model] [--budget 300s | --steps N] [--seed S] [--policy P]\n"
 		"                     [--hidden H] [--wide] [--no-ctrl] [--set NAME=VALUE]... -o OUT [--schedule-out S.json]\n"
-		"                     [--json] [--quiet]\n"
+		"                     [--json] [--quiet] [--variants --ptx PTX [--ptxas P]...]\n"
 		"       sasstune tune --captures DIR [--budget T] [--total-budget T] [--cache-dir D]\n"
 		"                     (tune what SASSTUNE_MODE=capture recorded: sasstune tune --captures x --help)\n\n"
 		"Search a faster schedule (instruction order and control codes) for one kernel of CUBIN and\n"
@@ -45,6 +46,10 @@ static void usage(FILE *out)
 		"  -o OUT          the output cubin\n"
 		"  --schedule-out  the output's schedule (replays with `sasstune rewrite`)\n"
 		"  --json          print the summary as JSON\n"
+		"  --variants      first compile --ptx PTX (CUBIN's source) with other ptxas binaries and\n"
+		"                  options, verify and time each against CUBIN (sasstune variants, docs/variants.md;\n"
+		"                  needs --launch and a GPU to pick one) and tune the confirmed winner, else CUBIN;\n"
+		"                  the summary names the variant (JSON \"variant\").  --ptxas P adds a binary\n"
 		"  --quiet         no progress line on stderr\n"
 		"  -h, --help\n\n"
 		"exit status: 0 written (tuned or the original), 1 failure (bad input, no GPU), 2 usage error\n");
@@ -72,10 +77,12 @@ int st_cmd_tune(int argc, char **argv)
 {
 	const char *path = NULL, *launch_path = NULL, *kernel = NULL, *listing = NULL, *out = NULL;
 	const char *sched_out = NULL, *policy_path = NULL, *budget_s = NULL, *steps_s = NULL, *seed_s = NULL;
-	int json = 0, quiet = 0;
 	for (int i = 1; i < argc; i++)
 		if (!strcmp(argv[i], "--captures"))
 			return st_cmd_tune_captures(argc, argv); /* the batch of captured launches */
+	int json = 0, quiet = 0, variants = 0;
+	st_vcli vc = {0};
+	char variant[320] = "";
 	st_tune_opts o;
 	st_tune_opts_init(&o);
 	st_error err = {0};
@@ -87,12 +94,18 @@ int st_cmd_tune(int argc, char **argv)
 		ST_OPT_FN("--method", method_opt, &o.search), ST_OPT_FN("--reward", st_tcli_reward_opt, &o.reward),
 		ST_OPT_STR("--budget", &budget_s), ST_OPT_STR("--steps", &steps_s), ST_OPT_STR("--seed", &seed_s),
 		ST_OPT_STR("--policy", &policy_path), ST_OPT_STR("-o", &out), ST_OPT_STR("--schedule-out", &sched_out),
-		ST_OPT_FN("--set", set_opt, &o.search), ST_OPT_FN("--hidden", st_tcli_hidden_opt, &o.hidden), ST_OPT_END,
+		ST_OPT_FN("--set", set_opt, &o.search), ST_OPT_FN("--hidden", st_tcli_hidden_opt, &o.hidden),
+		ST_OPT_FLAG("--variants", &variants), ST_OPT_STR("--ptx", &vc.ptx_path),
+		ST_OPT_FN("--ptxas", st_vcli_ptxas_opt, &vc), ST_OPT_END,
 	};
 	const st_cli_need need[] = {{&path, "CUBIN"}, {&out, "-o OUT"}, {0}};
 	int code = st_cli_parse(argc, argv, &(st_cli_args){.usage = usage, .opts = opts, .file = &path, .need = need});
 	if (code >= 0)
 		return code;
+	if (variants && !vc.ptx_path) {
+		st_cli_error(argv[0], "--variants needs --ptx PTX");
+		return ST_EXIT_USAGE;
+	}
 	int gpu = o.reward == ST_REWARD_GPU;
 	if (gpu && !launch_path) {
 		st_cli_error(argv[0], "--reward gpu needs --launch L.json");
@@ -112,6 +125,10 @@ int st_cmd_tune(int argc, char **argv)
 	if (st_read_file(path, &data, &size, &err) || (launch_path && st_launch_load(launch_path, &spec, &err)) ||
 	    (policy_path && st_policy_load(policy_path, &policy, &err)))
 		goto fail;
+	vc.quiet = quiet;
+	if (variants && (rc = st_vcli_tune_pick(argv[0], &vc, &data, &size, kernel ? kernel : spec ? st_launch_kernel(spec) : NULL,
+						spec, variant, sizeof variant)) != ST_EXIT_OK)
+		goto done;
 	st_tcli_progress pr;
 	st_tcli_progress_start(&pr, kernel ? kernel : spec ? st_launch_kernel(spec) : "tune", quiet, &o.search);
 	if (!quiet)
@@ -154,6 +171,8 @@ int st_cmd_tune(int argc, char **argv)
 		cJSON_AddStringToObject(j, "device", r.device);
 		cJSON_AddStringToObject(j, "message", r.message);
 		cJSON_AddStringToObject(j, "output", out);
+		if (variants)
+			cJSON_AddStringToObject(j, "variant", variant);
 		if (sched_out)
 			cJSON_AddStringToObject(j, "schedule", sched_out);
 		else
@@ -170,6 +189,8 @@ int st_cmd_tune(int argc, char **argv)
 		       r.kernel, method, gpu ? "gpu" : "model", (unsigned long long)r.steps, r.seconds, r.steps_per_s,
 		       (unsigned long long)r.evals, (unsigned long long)r.rejected);
 		printf("%s: %s\n", r.kernel, r.message);
+		if (variants)
+			printf("%s: variant %s\n", r.kernel, variant);
 		if (r.improved)
 			printf("%s: baseline 1.0000, tuned %.4f [%.4f, %.4f]%s\n", r.kernel, ratio, lo, hi,
 			       gpu ? " (original/tuned, confirmed on the GPU)" : " (cost model, unconfirmed)");

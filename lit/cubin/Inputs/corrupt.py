@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Write a damaged copy of a cubin: corrupt.py IN OUT WHAT, WHAT one of
 magic, machine, osabi, shoff, secsize, phoff, nvinfo-format, attr (the first EXIT list's id
-becomes 0x7e), warpsync (bit 16 set in the first WARPSYNC.ALL: an operand sasstune does not know),
-notelf (100 bytes of text)."""
+becomes 0x7e), lang6a (ptxas 13.x: the first EIATTR_LANGUAGE 0x66 becomes the unknown 0x6a),
+warpsync (bit 16 set in the first WARPSYNC.ALL: an operand sasstune does not know), notelf (100 bytes of text)."""
 import struct
 import sys
 
@@ -43,7 +43,8 @@ elif what == "nvinfo-format":
         if name.startswith(".nv.info."):
             b[off] = 9
             break
-elif what == "attr":
+elif what in ("attr", "lang6a"):
+    old, new = (0x1C, 0x7E) if what == "attr" else (0x66, 0x6A)
     done = False
     for i, name, typ, off, size, h in sections():
         if not name.startswith(".nv.info."):
@@ -51,8 +52,8 @@ elif what == "attr":
         p = off
         while p < off + size and not done:
             fmt, attr = b[p], b[p + 1]
-            if attr == 0x1c:
-                b[p + 1] = 0x7E
+            if attr == old:
+                b[p + 1] = new
                 done = True
             p += 4 + (struct.unpack_from("<H", b, p + 2)[0] if fmt == 4 else 0)
 elif what == "warpsync":
