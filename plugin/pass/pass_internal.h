@@ -62,12 +62,18 @@ typedef struct st_pass_variants_key {
 	char set[512];
 	char why[160]; /* when !run and the record has PTX: why not, for the log */
 	char probe_dir[4096]; /* <cache dir>/ptxas-probes: the binaries' remembered versions ("" none) */
+	int device;           /* the settings' CUDA ordinal: the stage measures there (not part of the key) */
 } st_pass_variants_key;
 
 /* Resolve the setting and fill vk; point fields->variants / ptxas_options at it
  * when variants run.  Never fails: a problem means "variants do not run". */
 void st_pass__variants_key(const st_pass_settings *s, const st_plugin_kernel2 *k, st_pass_variants_key *vk,
 			   st_cache_key_fields *fields);
+
+/* The options both the key and the stage use: the record's binary and options, discovery on,
+ * vk's probe folder, and the runtime on vk->device (the launch's GPU, as the search's). */
+struct st_variants_opts;
+void st_pass__variants_opts(const st_plugin_kernel2 *k, const st_pass_variants_key *vk, struct st_variants_opts *o);
 
 /* What the stage chose.  cubin NULL: stock (tune the input).  ran: variants were compiled
  * (then the entry records ptxas_version + options; stock: the record's version, ""). */
