@@ -1,6 +1,7 @@
 /* capture.json: reading a captured launch's key fields, and the options to tune it with.
  * See capture.h. */
 #include "capture.h"
+#include "pass_internal.h"
 #include "sasstune/cache.h"
 
 #include <cJSON.h>
@@ -8,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define FIELD_MAX 1024
+#define FIELD_MAX 4096 /* a path */
 #define META_MAX (1u << 20)
 
 void st_capture_meta_free(st_capture_meta *m)
@@ -20,6 +21,9 @@ void st_capture_meta_free(st_capture_meta *m)
 	free(m->compute_capability);
 	free(m->driver_version);
 	free(m->device);
+	free(m->ptxas_path);
+	free(m->ptxas_options);
+	free(m->variants);
 	memset(m, 0, sizeof *m);
 }
 
@@ -74,6 +78,18 @@ static st_status uuid_field(const cJSON *o, st_capture_meta *m, st_error *err)
 	return ok ? ST_OK : st_error_set(err, ST_EFORMAT, "capture.json: \"gpu_uuid\" is not 1 to 64 of [0-9a-z-]");
 }
 
+/* "device" and "variants" go into options_json: only values the pass's settings take. */
+static st_status settings_fields(const st_capture_meta *m, st_error *err)
+{
+	int d;
+	st_status rc = m->device ? st_pass__set_device(&d, m->device, "capture.json: \"device\"", err) : ST_OK;
+	if (rc != ST_OK)
+		return rc;
+	if (m->variants && strcmp(m->variants, "on") && strcmp(m->variants, "off") && strcmp(m->variants, "auto"))
+		return st_error_set(err, ST_EFORMAT, "capture.json: \"variants\" is not on, off or auto");
+	return ST_OK;
+}
+
 st_status st_capture_meta_parse(const char *json, size_t len, st_capture_meta *out, st_error *err)
 {
 	memset(out, 0, sizeof *out);
@@ -92,13 +108,16 @@ st_status st_capture_meta_parse(const char *json, size_t len, st_capture_meta *o
 	} fs[] = {{"kernel", &out->kernel},	    {"arch", &out->arch},
 		  {"ptxas_version", &out->ptxas_version}, {"gpu_name", &out->gpu_name},
 		  {"compute_capability", &out->compute_capability}, {"driver_version", &out->driver_version},
-		  {"device", &out->device}};
+		  {"device", &out->device}, {"ptxas_path", &out->ptxas_path},
+		  {"ptxas_options", &out->ptxas_options}, {"variants", &out->variants}};
 	for (size_t i = 0; rc == ST_OK && i < sizeof fs / sizeof fs[0]; i++)
 		rc = field(o, fs[i].name, fs[i].slot, err);
 	if (rc == ST_OK)
 		rc = key_field(o, out, err);
 	if (rc == ST_OK)
 		rc = uuid_field(o, out, err);
+	if (rc == ST_OK)
+		rc = settings_fields(out, err);
 	if (rc == ST_OK && (!out->kernel || !*out->kernel))
 		rc = st_error_set(err, ST_EFORMAT, "capture.json: no \"kernel\"");
 	cJSON_Delete(o);
@@ -107,17 +126,39 @@ st_status st_capture_meta_parse(const char *json, size_t len, st_capture_meta *o
 	return rc;
 }
 
-st_status st_capture_key(const st_capture_meta *m, const uint8_t *cubin, size_t size, char key[65], st_error *err)
+void st_capture_record(const st_capture_meta *m, const char *ptx, const char *launch_json, const char *options_json,
+		       st_plugin_kernel2 *k)
 {
+	*k = (st_plugin_kernel2){.v1 = {.kernel = m->kernel,
+					.arch = m->arch,
+					.ptxas_version = m->ptxas_version,
+					.launch_json = launch_json,
+					.options_json = options_json},
+				 .size = sizeof *k,
+				 .ptx = ptx,
+				 .ptxas_path = m->ptxas_path,
+				 .ptxas_options = m->ptxas_options};
+}
+
+st_status st_capture_run_key(const uint8_t *cubin, size_t size, const st_plugin_kernel2 *k, char key[65],
+			     st_error *err)
+{
+	if (!k || (!cubin && size))
+		return st_error_set(err, ST_EINVAL, "invalid arguments");
+	st_plugin_kernel2 rec;
+	st_pass__record(k, &rec);
+	st_pass_settings set;
+	st_status rc = st_pass__settings_load(&set, rec.v1.options_json, err);
+	if (rc != ST_OK)
+		return rc;
 	char sha[65];
 	st_cache_sha256_hex(cubin, size, sha);
-	st_cache_key_fields f = {.cubin_sha256 = sha,
-				 .kernel = m->kernel,
-				 .gpu_name = m->gpu_name,
-				 .compute_capability = m->compute_capability,
-				 .driver_version = m->driver_version,
-				 .ptxas_version = m->ptxas_version};
-	return st_cache_key(&f, key, err);
+	st_cache_key_fields fields;
+	st_pass_variants_key *vk = malloc(sizeof *vk); /* 4.7 kB: not on a fuzzer's stack */
+	rc = vk ? st_pass__key(&set, &rec, sha, &fields, vk, key, err) : st_error_set(err, ST_ENOMEM, "out of memory");
+	free(vk);
+	st_pass__settings_free(&set);
+	return rc;
 }
 
 st_status st_capture_lock_path(const st_capture_meta *m, const char *cache_dir, char *out, size_t size,
@@ -143,6 +184,7 @@ st_status st_capture_options(const st_capture_meta *m, const char *budget, const
 		  {"compute_capability", m->compute_capability},
 		  {"driver_version", m->driver_version},
 		  {"device", m->device},
+		  {"variants", m->variants},
 		  {"cache_dir", cache_dir}};
 	for (size_t i = 0; ok && i < sizeof kv / sizeof kv[0]; i++)
 		if (kv[i].value)

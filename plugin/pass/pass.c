@@ -319,14 +319,8 @@ static int pass_run_common(const uint8_t *cubin, size_t size, const st_plugin_ke
 	char sha[65];
 	st_cache_sha256_hex(cubin, size, sha);
 	struct run_ctx c = {.set = &set, .kernel = kname, .cubin = cubin, .size = size, .k = k, .k2 = k2};
-	c.fields = (st_cache_key_fields){.cubin_sha256 = sha,
-					 .kernel = k->kernel,
-					 .gpu_name = set.gpu_name,
-					 .compute_capability = set.compute_capability,
-					 .driver_version = set.driver_version,
-					 .ptxas_version = k->ptxas_version};
-	st_pass__variants_key(&set, k2, &c.vkey, &c.fields);
-	if (st_cache_key(&c.fields, c.key, &err) != ST_OK || st_cache_open(&c.cache, set.cache_dir, &err) != ST_OK) {
+	if (st_pass__key(&set, k2, sha, &c.fields, &c.vkey, c.key, &err) != ST_OK ||
+	    st_cache_open(&c.cache, set.cache_dir, &err) != ST_OK) {
 		finish(r, &set, kname, cubin, size, ST_PLUGIN_ERROR, "%s", err.msg);
 		st_pass__settings_free(&set);
 		return 0;
@@ -368,18 +362,11 @@ static int pass_run(const uint8_t *cubin, size_t size, const st_plugin_kernel *k
 	return pass_run_common(cubin, size, &k2, r);
 }
 
-/* Copies only the fields the caller's size covers; the rest stay NULL. */
+/* Copies only the fields the caller's size covers; the rest stay NULL (st_pass__record). */
 static int pass_run2(const uint8_t *cubin, size_t size, const st_plugin_kernel2 *k, st_plugin_result *r)
 {
-	st_plugin_kernel2 k2 = {.size = sizeof k2};
-	if (k) {
-		k2.v1 = k->v1;
-#define HAS(f) (k->size >= offsetof(st_plugin_kernel2, f) + sizeof k->f)
-		k2.ptx = HAS(ptx) ? k->ptx : NULL;
-		k2.ptxas_path = HAS(ptxas_path) ? k->ptxas_path : NULL;
-		k2.ptxas_options = HAS(ptxas_options) ? k->ptxas_options : NULL;
-#undef HAS
-	}
+	st_plugin_kernel2 k2;
+	st_pass__record(k, &k2);
 	return pass_run_common(cubin, size, &k2, r);
 }
 

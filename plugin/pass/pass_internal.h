@@ -92,6 +92,14 @@ void st_pass__variant_record(const st_pass_variant_pick *pick, st_cache_record *
 /* The verification object of a winner stored alone (malloc'ed JSON, NULL: no memory). */
 char *st_pass__variant_verification(const st_pass_variant_pick *pick);
 
+/* ---- pass_key.c: the call's cache key (run() and capture mode alike) ---- */
+/* A caller's v2 record, copied as far as its size covers (the rest NULL); k NULL: all NULL. */
+void st_pass__record(const st_plugin_kernel2 *k, st_plugin_kernel2 *out);
+/* fields and key of a call on the cubin whose SHA-256 is sha (fields borrow from set, k, sha
+ * and vk; vk as st_pass__variants_key fills it). */
+st_status st_pass__key(const st_pass_settings *set, const st_plugin_kernel2 *k, const char *sha,
+		       st_cache_key_fields *fields, st_pass_variants_key *vk, char key[65], st_error *err);
+
 /* Run the stage (CPU compile, GPU measure) when vk->run; never fails. */
 struct st_launch;
 void st_pass__variants_run(const st_pass_variants_key *vk, const st_plugin_kernel2 *k, const uint8_t *cubin,

@@ -557,7 +557,7 @@ def _capture_for_later(a, grid, args):
         stock = stock_cubin(ck, a.state)
         if stock is None:
             raise RuntimeError("stock cubin not found")
-        status, message = _capture_mode.capture_launch(ck, a.state, stock, grid, args, s)
+        status, message = _capture_mode.capture_launch(ck, a.state, stock, grid, args, s, ptx=_ptx_of(ck))
     except Exception as e:
         status, message = "error", str(e)
     log("warn" if status == "error" else "info", "%s: capture: %s: %s", ck.name, status, message)
@@ -615,7 +615,7 @@ def tune_at_launch(ck, state, grid, args):
         log("info", "%s: tuning at first launch (budget %s; %d bytes of arguments captured)", ck.name,
             s.budget or "default", builder.total_bytes)
         res = _lib.load().run(stock, kernel=ck.name, arch=state.get("arch"), ptxas_version=state.get("ptxas_version"),
-                              launch_json=text, options_json=s.options(mode="tune", device=device, **facts),
+                              launch_json=text, options_json=_capture_mode.options_json(s, device, facts),
                               **_made_by(state, _ptx_of(ck)))
     finally:
         if not s.keep_captures:

@@ -55,12 +55,18 @@ def test_capture_writes_a_capture_and_runs_stock(tmp_path):
     root = tmp_path / "sasstune" / "captures"
     (key,) = os.listdir(root)
     facts = _settings.gpu_facts()
-    assert key == _capture_mode.cache_key(stock, "add_kernel", ck.metadata.sasstune["ptxas_version"], facts)
+    state = ck.metadata.sasstune
+    opts = _capture_mode.options_json(_settings.current(), 0, facts)
+    assert key == _capture_mode.cache_key(stock, "add_kernel", state, _triton._ptx_of(ck), opts)
+    assert state["message"].startswith("cache miss %s" % key[:12])  # the compile's own lookup key
     folder = root / key
     assert (folder / "cubin").read_bytes() == stock
+    assert (folder / "ptx").read_text() == _triton._ptx_of(ck)
     meta = json.loads((folder / "capture.json").read_text())
     assert meta["v"] == 1 and meta["kernel"] == "add_kernel" and meta["key"] == key and meta["device"] == "0"
     assert meta["arch"] == "sm_90" and meta["gpu_name"] == facts["gpu_name"] and meta["bytes"] == 3 * 4096
+    assert meta["ptxas_path"] == state["ptxas_path"] and meta["ptxas_options"] == state["ptxas_options"]
+    assert meta["ptxas_options"] and meta["variants"] == "off"  # conftest turns variants off
     spec = (folder / "launch.json").read_text()
     files = [p["file"] for p in json.loads(spec)["params"] if p.get("file")]
     assert files == ["arg0.bin", "arg1.bin", "arg2.bin"]  # relative: the folder can move
@@ -78,6 +84,33 @@ def test_capture_writes_a_capture_and_runs_stock(tmp_path):
     ck2, _ = capture_add()
     ev = [e for e in sasstune.stats()["events"] if e["event"] == "capture"]
     assert ev[-1]["status"] == "exists" and os.listdir(root) == [key]
+
+
+def test_capture_with_variants_keys_as_the_pass(tmp_path):
+    """With the PTX and SASSTUNE_VARIANTS=on the pass's key holds the variant fields: the capture is
+    named by that key (the compile's lookup names it too), and the batch, given the capture's PTX,
+    ptxas and setting, computes the same key and runs the variants stage (no driver here: it says so)."""
+    sasstune.enable(mode="capture", variants="on")
+    ck, _ = capture_add()
+    state, stock, ptx = ck.metadata.sasstune, ck.kernel, _triton._ptx_of(ck)
+    root, cache = tmp_path / "sasstune" / "captures", tmp_path / "sasstune"
+    (key,) = os.listdir(root)
+    assert state["message"].startswith("cache miss %s" % key[:12]), state["message"]
+    facts = _settings.gpu_facts()
+    plain = _capture_mode.cache_key(stock, "add_kernel", state, None, _capture_mode.options_json(
+        _settings.current(), 0, facts))  # no PTX: the stock path's key
+    off = _capture_mode.cache_key(stock, "add_kernel", state, ptx, json.dumps(dict(variants="off", **facts)))
+    assert plain == off != key
+    meta = json.loads((root / key / "capture.json").read_text())
+    assert meta["variants"] == "on" and meta["key"] == key
+    log = tmp_path / "batch.log"
+    env = dict(os.environ, SASSTUNE_LIBCUDA="/nonexistent/libcuda.so.1", SASSTUNE_LOG=str(log))
+    env.pop("SASSTUNE_VARIANTS")  # the capture's recorded setting is used, not the batch's environment
+    p = subprocess.run([cli(), "tune", "--captures", str(root), "--budget", "1s", "--cache-dir", str(cache)],
+                       env=env, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    assert "note: recorded key" not in p.stdout and "cache miss %s" % key[:12] in p.stdout, p.stdout
+    assert "add_kernel: variants: " in log.read_text()  # the stage ran (and found no driver, or no GPU)
 
 
 def test_capture_limit_stops_capturing_and_says_so_once(tmp_path):

@@ -1,5 +1,5 @@
 /* sasstune tune --captures DIR: the "tune later" half of SASSTUNE_MODE=capture.  Every capture
- * folder under DIR (plugin/pass/capture.h) goes through the pass's own run() in mode tune, so the
+ * folder under DIR (plugin/pass/capture.h) goes through the pass's own run2() in mode tune, so the
  * result is stored under exactly the key a later compile looks up; one progress line per capture,
  * then a summary.  A capture already in the cache comes back CACHED at once. */
 #include "cli.h"
@@ -10,6 +10,7 @@
 #include "util/util.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -25,10 +26,11 @@ static void usage(FILE *out)
 		"Tune every kernel captured with SASSTUNE_MODE=capture (docs/triton.md, \"Capture now, tune\n"
 		"later\") into the schedule cache, one after another on the GPU each capture was made on\n"
 		"(its recorded device ordinal), waiting for the GPU lock a program tuning on that GPU holds\n"
-		"(<cache>/locks/gpu-<uuid>.lock).  Each capture (DIR/<key>/: cubin, launch.json, buffers,\n"
-		"capture.json) goes through the pass itself in mode tune, keyed by the GPU facts recorded at\n"
-		"capture time, so the next run of the program finds the results.  A kernel already in the\n"
-		"cache is reported cached and not tuned again.\n\n"
+		"(<cache>/locks/gpu-<uuid>.lock).  Each capture (DIR/<key>/: cubin, ptx, launch.json, buffers,\n"
+		"capture.json) goes through the pass itself in mode tune, keyed by the GPU facts, ptxas and\n"
+		"SASSTUNE_VARIANTS recorded at capture time (with its PTX, the compile-variants stage runs\n"
+		"first, with the ptxas binaries capture.json names), so the next run of the program finds the\n"
+		"results.  A kernel already in the cache is reported cached and not tuned again.\n\n"
 		"options:\n"
 		"  --budget T        tuning budget per kernel, e.g. 30s, 5m (default $SASSTUNE_BUDGET, else 300s)\n"
 		"  --total-budget T  stop starting new kernels after T in all (a kernel gets at most what is left)\n"
@@ -62,8 +64,8 @@ static st_status read_in(const char *dir, const char *name, const char *file, ui
 }
 
 struct batch {
-	const char *dir, *budget, *cache_dir;
-	char resolved_cache[4096]; /* where the GPU locks live */
+	const char *dir, *budget;
+	char resolved_cache[4096]; /* the cache (absolute): run()'s cache_dir, where the GPU locks live */
 	int64_t budget_s, total_s; /* total_s < 0: none */
 	double t0;
 	unsigned counts[5], skipped, unreadable;
@@ -105,20 +107,39 @@ static int gpu_lock(const struct batch *b, const st_capture_meta *m, unsigned i,
 	return fd;
 }
 
-/* Tune one capture folder through run(); prints its progress line.  Nonzero: it could not be read. */
+/* The capture's PTX (file "ptx", written when the adapter had it); *ptx stays NULL without one. */
+static st_status read_ptx(const char *dir, const char *name, uint8_t **ptx, st_error *err)
+{
+	char path[4096];
+	struct stat st;
+	size_t n;
+	if ((size_t)snprintf(path, sizeof path, "%s/%s/ptx", dir, name) >= sizeof path)
+		return st_error_set(err, ST_EINVAL, "%s/%s: path too long", dir, name);
+	if (stat(path, &st) != 0 && errno == ENOENT)
+		return ST_OK;
+	return st_read_file(path, ptx, &n, err);
+}
+
+/* Tune one capture folder through run2(); prints its progress line.  Nonzero: it could not be read. */
 static int tune_one(struct batch *b, const char *name, unsigned i, unsigned n)
 {
-	uint8_t *meta_text = NULL, *cubin = NULL, *launch = NULL;
+	uint8_t *meta_text = NULL, *cubin = NULL, *launch = NULL, *ptx = NULL;
 	size_t meta_size = 0, cubin_size = 0, launch_size = 0;
 	st_capture_meta m = {0};
 	char key[65] = "", *opt = NULL, budget[32];
 	st_error err = {0};
+	st_plugin_kernel2 k;
 	int bad = 1;
+	int64_t t = next_budget(b);
+	snprintf(budget, sizeof budget, "%llds", (long long)(t ? t : 1));
+	/* the record and options run2() gets, and the key the pass computes from them */
 	if (read_in(b->dir, name, "capture.json", &meta_text, &meta_size, &err) ||
 	    st_capture_meta_parse((const char *)meta_text, meta_size, &m, &err) ||
 	    read_in(b->dir, name, "cubin", &cubin, &cubin_size, &err) ||
-	    read_in(b->dir, name, "launch.json", &launch, &launch_size, &err) ||
-	    st_capture_key(&m, cubin, cubin_size, key, &err)) {
+	    read_in(b->dir, name, "launch.json", &launch, &launch_size, &err) || read_ptx(b->dir, name, &ptx, &err) ||
+	    st_capture_options(&m, budget, b->resolved_cache, &opt, &err) ||
+	    (st_capture_record(&m, (const char *)ptx, (const char *)launch, opt, &k),
+	     st_capture_run_key(cubin, cubin_size, &k, key, &err))) {
 		printf("[%u/%u] %s: unreadable: %s\n", i, n, name, err.msg);
 		goto done;
 	}
@@ -126,16 +147,9 @@ static int tune_one(struct batch *b, const char *name, unsigned i, unsigned n)
 	if (m.key[0] && strcmp(m.key, key))
 		printf("[%u/%u] %s: note: recorded key %.12s, its fields give %.12s (tuned under the latter)\n", i, n,
 		       name, m.key, key);
-	int64_t t = next_budget(b);
 	if (t == 0) {
 		printf("[%u/%u] %s %.12s: skipped: the total budget is spent\n", i, n, m.kernel, key);
 		b->skipped++;
-		goto done;
-	}
-	snprintf(budget, sizeof budget, "%llds", (long long)t);
-	if (st_capture_options(&m, budget, b->cache_dir, &opt, &err)) {
-		printf("[%u/%u] %s: %s\n", i, n, name, err.msg);
-		bad = 1;
 		goto done;
 	}
 	/* launch.json names its buffer files relative to its folder; run() reads them from the cwd */
@@ -150,12 +164,10 @@ static int tune_one(struct batch *b, const char *name, unsigned i, unsigned n)
 		goto done;
 	}
 	const st_plugin_info *info = sasstune_plugin_info();
-	st_plugin_kernel k = {.kernel = m.kernel, .arch = m.arch, .ptxas_version = m.ptxas_version,
-			      .launch_json = (const char *)launch, .options_json = opt};
 	st_plugin_result r;
 	int lock = gpu_lock(b, &m, i, n);
 	double t0 = now_s();
-	info->run(cubin, cubin_size, &k, &r);
+	info->run2(cubin, cubin_size, &k, &r);
 	if (lock >= 0)
 		close(lock); /* drops the flock */
 	int back = fchdir(here);
@@ -177,6 +189,7 @@ done:
 	free(meta_text);
 	free(cubin);
 	free(launch);
+	free(ptx);
 	return bad;
 }
 
@@ -200,7 +213,7 @@ int st_cmd_tune_captures(int argc, char **argv)
 	int code = st_cli_parse(argc, argv, &(st_cli_args){.usage = usage, .opts = opts, .need = need});
 	if (code >= 0)
 		return code;
-	struct batch b = {.dir = dir, .cache_dir = cache_dir, .budget_s = 300, .total_s = -1, .t0 = now_s()};
+	struct batch b = {.dir = dir, .budget_s = 300, .total_s = -1, .t0 = now_s()};
 	if (!budget && getenv("SASSTUNE_BUDGET") && *getenv("SASSTUNE_BUDGET"))
 		budget = getenv("SASSTUNE_BUDGET");
 	if ((budget && duration(argv[0], "--budget", budget, &b.budget_s)) ||
@@ -214,7 +227,12 @@ int st_cmd_tune_captures(int argc, char **argv)
 	st_error err = {0};
 	if (st_cache_open(&cache, cache_dir, &err) != ST_OK)
 		return st_cli_fail(argv[0], &err);
-	snprintf(b.resolved_cache, sizeof b.resolved_cache, "%s", st_cache_dir(cache));
+	/* absolute: run() reads the capture's buffers from inside its folder (chdir) */
+	const char *cd = st_cache_dir(cache);
+	char cwd[2048] = "";
+	if (cd[0] != '/' && !getcwd(cwd, sizeof cwd))
+		cwd[0] = '\0';
+	snprintf(b.resolved_cache, sizeof b.resolved_cache, "%s%s%s", cwd, cwd[0] ? "/" : "", cd);
 	st_cache_free(cache);
 	struct dirent **list;
 	int n = scandir(dir, &list, visible, alphasort);
