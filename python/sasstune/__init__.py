@@ -17,18 +17,18 @@ __all__ = ["enable", "disable", "enabled", "stats", "reset_stats", "library", "S
 
 
 def enable(mode=None, budget=None, policy=None, log=None, cache_dir=None, capture_limit=None, keep_captures=None,
-           variants=None):
+           gpu_lock=None, capture_dir=None, variants=None):
     """Turn sasstune on for Triton compiles and launches from now on.
 
     Keywords override the environment (SASSTUNE_MODE, SASSTUNE_BUDGET, SASSTUNE_POLICY,
-    SASSTUNE_LOG, SASSTUNE_CACHE_DIR, SASSTUNE_CAPTURE_LIMIT, SASSTUNE_KEEP_CAPTURES,
-    SASSTUNE_VARIANTS: on, off or auto, whether tuning first tries other ptxas binaries); the settings
-    are read now and used until the next enable().  Raises SasstuneError when libsasstune.so
+    SASSTUNE_LOG, SASSTUNE_CACHE_DIR, SASSTUNE_CAPTURE_LIMIT, SASSTUNE_KEEP_CAPTURES, SASSTUNE_GPU_LOCK,
+    SASSTUNE_CAPTURE_DIR, SASSTUNE_VARIANTS: on, off or auto, whether tuning first tries other ptxas
+    binaries); the settings are read now and used until the next enable().  Raises SasstuneError when libsasstune.so
     cannot be loaded or Triton is older than 3.6, ValueError for a bad setting."""
     from . import _lib, _settings, _triton
     old = _settings.set_overrides(dict(mode=mode, budget=budget, policy=policy, log=log, cache_dir=cache_dir,
                                        capture_limit=capture_limit, keep_captures=keep_captures,
-                                       variants=variants))
+                                       gpu_lock=gpu_lock, capture_dir=capture_dir, variants=variants))
     try:
         s = _settings.current()
         _lib.load()
