@@ -137,8 +137,14 @@ def main():
     r = runs["after"] = finish(start("after", 1 << 20, env_for(work, TRITON_CACHE_DIR=work + "/t2", **on)), log)
     hits = [e for e in ev(r, "compile") if e.get("status") == "cached"]
     if ": tuned (" in b.stdout:
-        add("after: the batch's result is a compile-time hit, nothing tuned", hits and not ev(r, "launch-tune"),
-            json.dumps(hits)[:300])
+        # The autotuner of this process may pick another config than the capture process did (its
+        # timings are noisy); that config is new here and is tuned at its first launch.  What must
+        # hold: the captured config's compile is a hit, and it is not tuned again.
+        keys = [c[:12] for c in got]
+        again = [e for e in ev(r, "launch-tune") if any(k in (e.get("message") or "") for k in keys)]
+        add("after: the batch's result is a compile-time hit, not tuned again", bool(hits) and not again,
+            json.dumps(hits)[:300] + (" (the autotuner picked another config here, tuned at its launch)"
+                                      if ev(r, "launch-tune") and not again else ""))
     report = {"checks": checks, "runs": runs}
     with open(a.out, "w") as f:
         json.dump(report, f, indent=1)
