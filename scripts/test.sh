@@ -19,7 +19,7 @@ done
 cmake -S . -B "$BUILD" -DST_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DST_REQUIRE_TEST_DEPS=ON >/dev/null
 cmake --build "$BUILD" -j "$JOBS"
 (cd "$BUILD" && ctest --output-on-failure -j "$JOBS")
-cmake -S . -B build/py -DCMAKE_BUILD_TYPE=Debug -DST_TESTS=OFF >/dev/null && cmake --build build/py -j "$JOBS" --target sasstune sasstune_worker >/dev/null
+cmake -S . -B build/py -DCMAKE_BUILD_TYPE=Debug -DST_TESTS=OFF >/dev/null && cmake --build build/py -j "$JOBS" --target sasstune sasstune_worker sasstune_cli >/dev/null
 # The Triton adapter (no GPU here: an unsanitized library for ctypes, its worker beside it),
 # then the benchmark suite's CPU checks (every bench kernel compiles for sm_90, specs, report).
 SASSTUNE_LIBRARY=$PWD/build/py/libsasstune.so python3 -m pytest -q -p no:cacheprovider python/tests

@@ -22,7 +22,8 @@
  * JSON object of strings) overrides them key by key:
  *
  *   SASSTUNE_CACHE_DIR  "cache_dir"  cache folder (default $XDG_CACHE_HOME/sasstune, else ~/.cache/sasstune)
- *   SASSTUNE_MODE       "mode"       tune | policy | cache-only (default tune)
+ *   SASSTUNE_MODE       "mode"       tune | policy | cache-only | capture (default tune;
+ *                                    capture: the flow records launches, run() acts as cache-only)
  *   SASSTUNE_BUDGET     "budget"     tuning budget per kernel, "90s", "5m", "2h" or seconds, >= 1 s (300 s)
  *   SASSTUNE_POLICY     "policy"     policy file for mode policy
  *   SASSTUNE_LOG        "log"        off|error|warn|info|debug (default warn, on stderr), or a file path
@@ -33,6 +34,7 @@
  *                                    (default) = on when more than one ptxas binary is found
  *                       "gpu_name", "compute_capability", "driver_version": parts of the cache key,
  *                                    "unknown" when not given
+ *                       "device"     CUDA ordinal mode tune runs on (default "0"; CUDA_VISIBLE_DEVICES applies)
  *
  * Unknown keys are ignored with a warning.  See docs/cache.md.
  */

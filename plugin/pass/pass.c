@@ -246,7 +246,8 @@ static void produce(st_plugin_result *r, const struct run_ctx *c, const char *wh
 		o.search.method = ST_SEARCH_PPO;
 		o.search.steps = 0;
 		o.search.seconds = (double)budget;
-		st_pass_variant_pick pick; /* variants_stage.c: the search starts from its winner */
+		o.runtime.device = c->set->device; /* the launch's device (options_json "device") */
+		st_pass_variant_pick pick; /* variants_stage.c: the search starts from its winner (same device) */
 		st_pass__variants_run(&c->vkey, c->k2, c->cubin, c->size, c->fields.kernel, spec, &pick);
 		if (pick.log[0])
 			pass_log(c->set, ST_LOG_INFO, "%s: %s", c->kernel, pick.log);
@@ -348,9 +349,9 @@ static void miss(st_plugin_result *r, struct run_ctx *c, st_status rc, const cha
 		pass_log(c->set, ST_LOG_WARN, "%s: cache entry ignored: %s", c->kernel, problem);
 		snprintf(why, n, "cache miss %.12s (entry ignored: %.300s)", c->key, problem);
 	}
-	if (c->set->mode == ST_PASS_CACHE_ONLY)
-		finish(r, c->set, c->kernel, c->cubin, c->size, ST_PLUGIN_UNCHANGED, "%s; mode cache-only, stock cubin kept",
-		       why);
+	if (c->set->mode == ST_PASS_CACHE_ONLY || c->set->mode == ST_PASS_CAPTURE)
+		finish(r, c->set, c->kernel, c->cubin, c->size, ST_PLUGIN_UNCHANGED, "%s; mode %s, stock cubin kept", why,
+		       st_pass__mode_name(c->set->mode));
 	else if (c->set->mode == ST_PASS_TUNE)
 		tune_locked(r, c, why);
 	else
@@ -386,14 +387,8 @@ static int pass_run_common(const uint8_t *cubin, size_t size, const st_plugin_ke
 	char sha[65];
 	st_cache_sha256_hex(cubin, size, sha);
 	struct run_ctx c = {.set = &set, .kernel = kname, .cubin = cubin, .size = size, .k = k, .k2 = k2};
-	c.fields = (st_cache_key_fields){.cubin_sha256 = sha,
-					 .kernel = k->kernel,
-					 .gpu_name = set.gpu_name,
-					 .compute_capability = set.compute_capability,
-					 .driver_version = set.driver_version,
-					 .ptxas_version = k->ptxas_version};
-	st_pass__variants_key(&set, k2, &c.vkey, &c.fields);
-	if (st_cache_key(&c.fields, c.key, &err) != ST_OK || st_cache_open(&c.cache, set.cache_dir, &err) != ST_OK) {
+	if (st_pass__key(&set, k2, sha, &c.fields, &c.vkey, c.key, &err) != ST_OK ||
+	    st_cache_open(&c.cache, set.cache_dir, &err) != ST_OK) {
 		finish(r, &set, kname, cubin, size, ST_PLUGIN_ERROR, "%s", err.msg);
 		st_pass__settings_free(&set);
 		return 0;
@@ -424,18 +419,11 @@ static int pass_run(const uint8_t *cubin, size_t size, const st_plugin_kernel *k
 	return pass_run_common(cubin, size, &k2, r);
 }
 
-/* Copies only the fields the caller's size covers; the rest stay NULL. */
+/* Copies only the fields the caller's size covers; the rest stay NULL (st_pass__record). */
 static int pass_run2(const uint8_t *cubin, size_t size, const st_plugin_kernel2 *k, st_plugin_result *r)
 {
-	st_plugin_kernel2 k2 = {.size = sizeof k2};
-	if (k) {
-		k2.v1 = k->v1;
-#define HAS(f) (k->size >= offsetof(st_plugin_kernel2, f) + sizeof k->f)
-		k2.ptx = HAS(ptx) ? k->ptx : NULL;
-		k2.ptxas_path = HAS(ptxas_path) ? k->ptxas_path : NULL;
-		k2.ptxas_options = HAS(ptxas_options) ? k->ptxas_options : NULL;
-#undef HAS
-	}
+	st_plugin_kernel2 k2;
+	st_pass__record(k, &k2);
 	return pass_run_common(cubin, size, &k2, r);
 }
 

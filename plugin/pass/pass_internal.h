@@ -5,7 +5,7 @@
  *
  *   env                 options_json key      meaning
  *   SASSTUNE_CACHE_DIR  cache_dir             cache folder (see st_cache_open)
- *   SASSTUNE_MODE       mode                  tune | policy | cache-only (default tune)
+ *   SASSTUNE_MODE       mode                  tune | policy | cache-only | capture (default tune)
  *   SASSTUNE_BUDGET     budget                tuning budget, handed to the search
  *   SASSTUNE_POLICY     policy                policy file for mode policy
  *   SASSTUNE_LOG        log                   off|error|warn|info|debug, or a file path
@@ -13,6 +13,8 @@
  *   SASSTUNE_VARIANTS   variants              on | off | auto (default auto: on when more than one
  *                                             ptxas binary is found); variants_stage.c
  *   -                   gpu_name, compute_capability, driver_version   key fields ("unknown" if absent)
+ *   -                   device                CUDA device ordinal to tune on (default "0"), as the
+ *                                             calling process sees it (CUDA_VISIBLE_DEVICES applies)
  */
 #ifndef ST_PASS_INTERNAL_H
 #define ST_PASS_INTERNAL_H
@@ -24,7 +26,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef enum st_pass_mode { ST_PASS_TUNE, ST_PASS_POLICY, ST_PASS_CACHE_ONLY } st_pass_mode;
+/* ST_PASS_CAPTURE: the flow records launches to tune later (sasstune tune --captures); the pass
+ * itself then only looks up, like cache-only. */
+typedef enum st_pass_mode { ST_PASS_TUNE, ST_PASS_POLICY, ST_PASS_CACHE_ONLY, ST_PASS_CAPTURE } st_pass_mode;
 typedef enum st_pass_variants { ST_VARIANTS_AUTO, ST_VARIANTS_ON, ST_VARIANTS_OFF } st_pass_variants;
 typedef enum st_log_level { ST_LOG_OFF, ST_LOG_ERROR, ST_LOG_WARN, ST_LOG_INFO, ST_LOG_DEBUG } st_log_level;
 
@@ -37,6 +41,7 @@ typedef struct st_pass_settings {
 	st_log_level log_level;  /* default warn */
 	char *log_path;          /* NULL: stderr */
 	char *gpu_name, *compute_capability, *driver_version; /* NULL: unknown */
+	int device;              /* 0 <= device <= 1023; default 0 */
 	char unknown_option[64]; /* first options_json key we do not know, for a warning */
 	st_pass_variants variants; /* default auto */
 } st_pass_settings;
@@ -59,6 +64,8 @@ st_status st_pass__set_flag(int *flag, const char *v, const char *from, st_error
 typedef enum st_pass_serve { ST_SERVE_TUNED, ST_SERVE_NEGATIVE, ST_SERVE_MISS } st_pass_serve;
 st_pass_serve st_pass__serve(const st_pass_settings *s, st_cache *cache, st_cache_entry *e, const uint8_t *cubin,
 			     size_t size, char *msg, size_t n);
+/* "device": a decimal ordinal 0..1023 (pass_device.c). */
+st_status st_pass__set_device(int *device, const char *v, const char *from, st_error *err);
 
 /* ---- variants_stage.c: the compile-variants stage of mode tune ---- */
 #include "sasstune/cache.h"
@@ -75,12 +82,18 @@ typedef struct st_pass_variants_key {
 	char set[512];
 	char why[160]; /* when !run and the record has PTX: why not, for the log */
 	char probe_dir[4096]; /* <cache dir>/ptxas-probes: the binaries' remembered versions ("" none) */
+	int device;           /* the settings' CUDA ordinal: the stage measures there (not part of the key) */
 } st_pass_variants_key;
 
 /* Resolve the setting and fill vk; point fields->variants / ptxas_options at it
  * when variants run.  Never fails: a problem means "variants do not run". */
 void st_pass__variants_key(const st_pass_settings *s, const st_plugin_kernel2 *k, st_pass_variants_key *vk,
 			   st_cache_key_fields *fields);
+
+/* The options both the key and the stage use: the record's binary and options, discovery on,
+ * vk's probe folder, and the runtime on vk->device (the launch's GPU, as the search's). */
+struct st_variants_opts;
+void st_pass__variants_opts(const st_plugin_kernel2 *k, const st_pass_variants_key *vk, struct st_variants_opts *o);
 
 /* What the stage chose.  cubin NULL: stock (tune the input).  ran: variants were compiled
  * (then the entry records ptxas_version + options; stock: the record's version, ""). */
@@ -98,6 +111,14 @@ typedef struct st_pass_variant_pick {
 void st_pass__variant_record(const st_pass_variant_pick *pick, st_cache_record *rec);
 /* The verification object of a winner stored alone (malloc'ed JSON, NULL: no memory). */
 char *st_pass__variant_verification(const st_pass_variant_pick *pick);
+
+/* ---- pass_key.c: the call's cache key (run() and capture mode alike) ---- */
+/* A caller's v2 record, copied as far as its size covers (the rest NULL); k NULL: all NULL. */
+void st_pass__record(const st_plugin_kernel2 *k, st_plugin_kernel2 *out);
+/* fields and key of a call on the cubin whose SHA-256 is sha (fields borrow from set, k, sha
+ * and vk; vk as st_pass__variants_key fills it). */
+st_status st_pass__key(const st_pass_settings *set, const st_plugin_kernel2 *k, const char *sha,
+		       st_cache_key_fields *fields, st_pass_variants_key *vk, char key[65], st_error *err);
 
 /* Run the stage (CPU compile, GPU measure) when vk->run; never fails. */
 struct st_launch;

@@ -11,7 +11,7 @@
 
 const char *st_pass__mode_name(st_pass_mode m)
 {
-	return m == ST_PASS_POLICY ? "policy" : m == ST_PASS_CACHE_ONLY ? "cache-only" : "tune";
+	return m == ST_PASS_POLICY ? "policy" : m == ST_PASS_CACHE_ONLY ? "cache-only" : m == ST_PASS_CAPTURE ? "capture" : "tune";
 }
 
 void st_pass__settings_free(st_pass_settings *s)
@@ -34,8 +34,10 @@ static st_status set_mode(st_pass_settings *s, const char *v, const char *from, 
 		s->mode = ST_PASS_POLICY;
 	else if (!strcmp(v, "cache-only"))
 		s->mode = ST_PASS_CACHE_ONLY;
+	else if (!strcmp(v, "capture"))
+		s->mode = ST_PASS_CAPTURE;
 	else
-		return st_error_set(err, ST_EINVAL, "%s: unknown mode '%.40s' (expected tune, policy or cache-only)",
+		return st_error_set(err, ST_EINVAL, "%s: unknown mode '%.40s' (expected tune, policy, cache-only or capture)",
 				    from, v);
 	return ST_OK;
 }
@@ -88,7 +90,8 @@ static st_status set_string(char **slot, const char *v, st_error *err)
 static int known(const char *name)
 {
 	static const char *const names[] = {"mode",	"log",	    "cache_dir",	  "budget",	    "policy",
-					    "gpu_name", "compute_capability", "driver_version", "retune", "variants"};
+					    "gpu_name", "compute_capability", "driver_version", "retune", "device",
+					    "variants"};
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
 		if (!strcmp(name, names[i]))
 			return 1;
@@ -106,6 +109,8 @@ static st_status apply(st_pass_settings *s, const char *name, const char *v, con
 		return st_pass__set_flag(&s->retune, v, from, err);
 	if (!strcmp(name, "budget") && st_pass__check_budget(&s->budget_seconds, v, from, err) != ST_OK)
 		return ST_EINVAL;
+	if (!strcmp(name, "device"))
+		return st_pass__set_device(&s->device, v, from, err);
 	if (!strcmp(name, "variants"))
 		return set_variants(s, v, from, err);
 	char **slot = !strcmp(name, "cache_dir")	  ? &s->cache_dir

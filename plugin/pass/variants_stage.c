@@ -18,14 +18,14 @@
 #include <string.h>
 #include <time.h>
 
-/* The options both the key and the stage use: the record's binary and options, discovery on. */
-static void opts_for(const st_plugin_kernel2 *k, const st_pass_variants_key *vk, st_variants_opts *o)
+void st_pass__variants_opts(const st_plugin_kernel2 *k, const st_pass_variants_key *vk, st_variants_opts *o)
 {
 	st_variants_opts_init(o);
 	o->discover = true;
 	o->probe_dir = vk->probe_dir[0] ? vk->probe_dir : NULL;
 	o->stock_ptxas = k->ptxas_path && *k->ptxas_path ? k->ptxas_path : NULL;
 	o->base_options = k->ptxas_options && *k->ptxas_options ? k->ptxas_options : NULL;
+	o->runtime.device = vk->device; /* measure on the launch's device, like the search */
 }
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
@@ -56,6 +56,7 @@ void st_pass__variants_key(const st_pass_settings *s, const st_plugin_kernel2 *k
 			   st_cache_key_fields *fields)
 {
 	memset(vk, 0, sizeof *vk);
+	vk->device = s->device;
 	if (!k->ptx || !*k->ptx)
 		return; /* a v1 caller, or no PTX: the stock path, silently */
 	if (s->variants == ST_VARIANTS_OFF) {
@@ -67,7 +68,7 @@ void st_pass__variants_key(const st_pass_settings *s, const st_plugin_kernel2 *k
 		snprintf(vk->probe_dir, sizeof vk->probe_dir, "%s/ptxas-probes", st_cache_dir(cache));
 	st_cache_free(cache);
 	st_variants_opts o;
-	opts_for(k, vk, &o);
+	st_pass__variants_opts(k, vk, &o);
 	st_vr_binary *b = NULL;
 	size_t n = 0;
 	st_error err = {0};
@@ -134,7 +135,7 @@ void st_pass__variants_run(const st_pass_variants_key *vk, const st_plugin_kerne
 		return;
 	}
 	st_variants_opts o;
-	opts_for(k, vk, &o);
+	st_pass__variants_opts(k, vk, &o);
 	st_variants *v = NULL;
 	st_error err = {0};
 	double t0 = now_s();

@@ -12,7 +12,7 @@ import re
 import sys
 import threading
 
-MODES = ("tune", "policy", "cache-only")
+MODES = ("tune", "policy", "cache-only", "capture")
 LEVELS = ("off", "error", "warn", "info", "debug")
 
 # enable() keyword -> (environment variable, options_json key or None when the C side does not know it)
@@ -27,6 +27,8 @@ KNOBS = {
     "variants": ("SASSTUNE_VARIANTS", "variants"),
     "capture_limit": ("SASSTUNE_CAPTURE_LIMIT", None),
     "keep_captures": ("SASSTUNE_KEEP_CAPTURES", None),
+    "gpu_lock": ("SASSTUNE_GPU_LOCK", None),
+    "capture_dir": ("SASSTUNE_CAPTURE_DIR", None),
 }
 
 _overrides = {}
@@ -91,7 +93,7 @@ class Settings:
         self.overridden = frozenset(overridden)  # names set by enable(), for messages
         self.mode = values.get("mode", "tune")
         if self.mode not in MODES:
-            raise ValueError("SASSTUNE_MODE: unknown mode %r (expected tune, policy or cache-only)" % self.mode)
+            raise ValueError("SASSTUNE_MODE: unknown mode %r (expected tune, policy, cache-only or capture)" % self.mode)
         self.budget = values.get("budget")
         self.budget_seconds = parse_duration(self.budget, self.origin("budget")) if self.budget else BUDGET_DEFAULT
         tb = values.get("total_budget")
@@ -105,6 +107,10 @@ class Settings:
             raise ValueError("SASSTUNE_VARIANTS: unknown value %r (expected on, off or auto)" % self.variants)
         self.capture_limit = parse_size(values.get("capture_limit", "1G"))
         self.keep_captures = truthy(values.get("keep_captures"))
+        self.capture_dir = values.get("capture_dir")  # mode capture: _capture_mode.py
+        self.gpu_lock = values.get("gpu_lock", "skip")  # _gpulock.py
+        if self.gpu_lock not in ("skip", "wait"):
+            raise ValueError("SASSTUNE_GPU_LOCK: %r is not skip or wait" % self.gpu_lock)
 
     def origin(self, name):
         """Where a setting came from, for messages: 'SASSTUNE_BUDGET' or 'enable(budget=...)'."""

@@ -27,7 +27,7 @@ import threading
 import time
 import uuid
 
-from . import _budget, _capture, _lib, _settings
+from . import _autotune, _budget, _capture, _capture_mode, _gpulock, _lib, _settings
 from ._budget import BUDGET
 from ._settings import log
 
@@ -86,7 +86,7 @@ def namespace(device=None):
         ident = {
             "library": plugin.version,
             "adapter": ADAPTER_VERSION,
-            "mode": s.mode,
+            "mode": "tune" if s.mode == "capture" else s.mode,  # both compile alike and share entries
             "variants": s.variants,
             "policy": _settings.file_digest(s.policy) if s.policy else None,
             "gpu": facts,
@@ -245,8 +245,8 @@ def on_cubin(stock, metadata, capability, ptx=None, options=None):
         STATS.add("compile", kernel=name, status="error", message=str(e), plugin_ms=0.0, hook_ms=0.0)
         return stock
     out = bytes(res.cubin) if res.cubin else stock
-    # a negative hit ("cached: nothing beat stock") is done: not armed
-    pending = s.mode == "tune" and res.code in (_lib.UNCHANGED, _lib.POLICY) and not _lib.is_negative(res)
+    # a negative hit ("cached: nothing beat stock") is done: neither armed nor captured
+    pending = s.mode in ("tune", "capture") and res.code in (_lib.UNCHANGED, _lib.POLICY) and not _lib.is_negative(res)
     if res.code == _lib.ERROR:
         log("warn", "%s: %s", name, res.message)
     state = {"v": 1, "status": res.status, "message": res.message, "pending": pending,
@@ -463,7 +463,7 @@ def consider(ck):
     or arm it for tuning at its first launch."""
     state = kernel_state(ck)
     s = settings()
-    if not state or not state.get("pending") or s.mode != "tune":
+    if not state or not state.get("pending") or s.mode not in ("tune", "capture"):
         return
     stock = stock_cubin(ck, state)
     if stock is None:
@@ -529,17 +529,62 @@ def _first_launch(a, gx, gy, gz, stream, function, *rest):
     if not a.lock.acquire(blocking=False):  # another thread is tuning it: run what we have
         return ck._run(gx, gy, gz, stream, ck.function, *rest)
     try:
-        if not a.done and not _capturing():
-            args = rest[4:]
-            try:
-                tune_at_launch(ck, a.state, (gx, gy, gz), args)
-            except Exception as e:
-                log("warn", "%s: tuning at first launch failed, stock cubin kept: %s", ck.name, e)
-                STATS.add("launch-tune", kernel=ck.name, status="error", message=str(e))
-            _disarm(a)
+        if not a.done and not _capturing() and not _autotune.benchmarking():
+            if settings().mode == "capture":
+                _capture_for_later(a, (gx, gy, gz), rest[4:])
+                _disarm(a)
+            else:
+                _tune_with_gpu_lock(a, (gx, gy, gz), rest[4:])
     finally:
         a.lock.release()
     return ck._run(gx, gy, gz, stream, ck.function, *rest)
+
+
+def _tune_with_gpu_lock(a, grid, args):
+    """Tune at this launch and disarm, holding the GPU lock (_gpulock.py); when another tuning holds
+    it (SASSTUNE_GPU_LOCK=skip), the launch runs stock and the kernel stays armed."""
+    held = _gpu_lock(a.ck)
+    if held is None:
+        return
+    with held:
+        try:
+            tune_at_launch(a.ck, a.state, grid, args)
+        except Exception as e:
+            log("warn", "%s: tuning at first launch failed, stock cubin kept: %s", a.ck.name, e)
+            STATS.add("launch-tune", kernel=a.ck.name, status="error", message=str(e))
+    _disarm(a)
+
+
+def _capture_for_later(a, grid, args):
+    """Mode capture: record the launch for `sasstune tune --captures` (_capture_mode.py) and leave the
+    kernel pending in Triton's cache, so that a later process in mode tune looks it up again."""
+    ck, s = a.ck, settings()
+    try:
+        stock = stock_cubin(ck, a.state)
+        if stock is None:
+            raise RuntimeError("stock cubin not found")
+        status, message = _capture_mode.capture_launch(ck, a.state, stock, grid, args, s, ptx=_ptx_of(ck))
+    except Exception as e:
+        status, message = "error", str(e)
+    log("warn" if status == "error" else "info", "%s: capture: %s: %s", ck.name, status, message)
+    STATS.add("capture", kernel=ck.name, status=status, message=message)
+
+
+def _gpu_lock(ck):
+    """The GPU lock of the current device (waiting under SASSTUNE_GPU_LOCK=wait), or None when another
+    process or thread holds it: the launch then runs stock and the kernel stays armed."""
+    s = settings()
+    device = _settings.current_device()
+    try:
+        held = _gpulock.acquire(s, device)
+    except OSError as e:  # no lock folder: tune unlocked rather than never
+        log("warn", "%s: cannot take the GPU lock (%s); tuning without it", ck.name, e)
+        return _gpulock.Held(None, None)
+    if held is None:
+        log("info", "%s: another tuning holds GPU %d (%s); running stock, tuning at a later launch", ck.name,
+            device, _gpulock.gpu_uuid(device))
+        STATS.add("gpu-busy", kernel=ck.name, device=device)
+    return held
 
 
 def _capture_root(s):
@@ -581,11 +626,13 @@ def tune_at_launch(ck, state, grid, args):
             return
         _, text = _capture.write_capture(spec, builder)
         capture_ms = (time.perf_counter() - t0) * 1e3
-        facts = _settings.gpu_facts()
+        device = _settings.current_device()  # tune on the GPU the kernel is launched on
+        facts = _settings.gpu_facts(device)
         log("info", "%s: tuning at first launch (budget %d s; %d bytes of arguments captured)", ck.name, budget,
             builder.total_bytes)
         res = _lib.load().run(stock, kernel=ck.name, arch=state.get("arch"), ptxas_version=state.get("ptxas_version"),
-                              launch_json=text, options_json=s.options(mode="tune", budget="%ds" % budget, **facts),
+                              launch_json=text,
+                              options_json=_capture_mode.options_json(s, device, facts, budget="%ds" % budget),
                               **_made_by(state, _ptx_of(ck)))
     finally:
         if not s.keep_captures:
@@ -653,6 +700,9 @@ def install(s):
         knobs.runtime.add_stages_inspection_hook = stages_hook
         knobs.runtime.jit_post_compile_hook = post_compile_hook
         knobs.cache.manager_class = mgr
+        why = _autotune.install()  # the autotuner's benchmarking launches are not tuned
+        if why:
+            log("info", "autotuner benchmarking launches will be tuned too: %s", why)
 
 
 def uninstall():
@@ -671,6 +721,7 @@ def uninstall():
                 knobs.cache.__dict__["manager_class"] = inst["manager"]
             else:
                 del knobs.cache.manager_class  # back to TRITON_CACHE_MANAGER or the default
+        _autotune.uninstall()
         for a in list(_armed.values()):
             _disarm(a)
         _installed = None

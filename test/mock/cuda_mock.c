@@ -16,7 +16,9 @@
  * candidates).  The runtime's PTX comparison kernel (st_cmp32) is run on the
  * host.  CUDA graphs are recorded by stream capture and replayed.  Environment:
  * MOCK_CUDA_DEVICES=N (default 1); MOCK_CUDA_NO_JIT=1 refuses PTX, as a driver
- * without a JIT compiler would; MOCK_CUDA_NO_GRAPHS=1 refuses stream capture. */
+ * without a JIT compiler would; MOCK_CUDA_NO_GRAPHS=1 refuses stream capture.
+ * Device 0 is named "Mock GPU", device N > 0 "Mock GPU #N", so a test sees which
+ * ordinal the worker opened (cuDeviceGet refuses one past the count). */
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -68,11 +70,21 @@ API CUresult cuDeviceGetCount(int *n)
 	*n = e ? atoi(e) : 1;
 	return 0;
 }
-API CUresult cuDeviceGet(int *d, int ordinal) { *d = ordinal; return 0; }
+API CUresult cuDeviceGet(int *d, int ordinal)
+{
+	int n;
+	cuDeviceGetCount(&n);
+	if (ordinal < 0 || ordinal >= n)
+		return 101; /* CUDA_ERROR_INVALID_DEVICE */
+	*d = ordinal;
+	return 0;
+}
 API CUresult cuDeviceGetName(char *name, int len, int dev)
 {
-	(void)dev;
-	snprintf(name, (size_t)len, "Mock GPU");
+	if (dev)
+		snprintf(name, (size_t)len, "Mock GPU #%d", dev);
+	else
+		snprintf(name, (size_t)len, "Mock GPU");
 	return 0;
 }
 API CUresult cuDeviceGetAttribute(int *v, int attr, int dev)

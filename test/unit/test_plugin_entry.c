@@ -277,6 +277,9 @@ static void test_plugin_entry__modes(void **state)
 	char opt[1200];
 	snprintf(opt, sizeof opt, "{\"cache_dir\": \"%s\", \"mode\": \"cache-only\"}", f->dir);
 	assert_int_equal(run(f, "k", opt, f->cubin, f->size, "cache-only"), ST_PLUGIN_UNCHANGED);
+	/* mode capture: the flow records the launch; run() only looks up */
+	snprintf(opt, sizeof opt, "{\"cache_dir\": \"%s\", \"mode\": \"capture\"}", f->dir);
+	assert_int_equal(run(f, "k", opt, f->cubin, f->size, "; mode capture, stock cubin kept"), ST_PLUGIN_UNCHANGED);
 	snprintf(opt, sizeof opt, "{\"cache_dir\": \"%s\", \"mode\": \"policy\", \"policy\": \"p.bin\"}", f->dir);
 	assert_int_equal(run(f, "k", opt, f->cubin, f->size, "policy"), ST_PLUGIN_UNCHANGED);
 	/* the environment, overridden by options_json */
@@ -377,6 +380,39 @@ static void test_plugin_entry__tuning_lock_held_elsewhere(void **state)
 	st_cache_free(c);
 }
 
+/* options_json "device" reaches the runtime: with the mock driver reporting one device, a
+ * launch on device 1 is refused by the worker naming ordinal 1 (device 0 would open). */
+static void test_plugin_entry__device_reaches_the_worker(void **state)
+{
+	struct fixture *f = *state;
+	const char *build = getenv("ST_BUILD_DIR");
+	char mock[4096], worker[4096], opt[1400];
+	snprintf(mock, sizeof mock, "%s/test/libcuda_mock.so", build);
+	snprintf(worker, sizeof worker, "%s/sasstune-worker", build);
+	setenv("SASSTUNE_LIBCUDA", mock, 1);
+	setenv("SASSTUNE_WORKER", worker, 1);
+	setenv("MOCK_CUDA_DEVICES", "1", 1);
+	size_t launch_size;
+	uint8_t *launch = st_test_read("triton-sm90/add_f32_1M/launch.json", &launch_size);
+	const st_plugin_info *info = info_of(f);
+	snprintf(opt, sizeof opt, "{\"cache_dir\": \"%s\", \"mode\": \"tune\", \"budget\": \"1s\", \"device\": \"1\"}",
+		 f->dir);
+	st_plugin_kernel k = {.kernel = "add_kernel", .arch = "sm_90", .ptxas_version = "12.8.93",
+			      .launch_json = (const char *)launch, .options_json = opt};
+	st_plugin_result r;
+	assert_int_equal(info->run(f->cubin, f->size, &k, &r), 0);
+	if (r.status != ST_PLUGIN_UNCHANGED || !strstr(r.message, "no CUDA device 1 (this machine has 1)"))
+		fail_msg("status %d: %s", r.status, r.message);
+	info->free_result(&r);
+	/* not an ordinal: an error naming the setting */
+	snprintf(opt, sizeof opt, "{\"cache_dir\": \"%s\", \"device\": \"cuda:1\"}", f->dir);
+	assert_int_equal(run(f, "k", opt, f->cubin, f->size, "options_json \"device\""), ST_PLUGIN_ERROR);
+	unsetenv("SASSTUNE_LIBCUDA");
+	unsetenv("SASSTUNE_WORKER");
+	unsetenv("MOCK_CUDA_DEVICES");
+	free(launch);
+}
+
 /* ---- several threads of one process (Triton compiles on worker threads) ---------------- */
 
 struct thread_arg {
@@ -438,6 +474,7 @@ int main(void)
 		cmocka_unit_test(test_plugin_entry__bad_options_and_arguments),
 		cmocka_unit_test(test_plugin_entry__corrupt_entry_and_log_file),
 		cmocka_unit_test(test_plugin_entry__tuning_lock_held_elsewhere),
+		cmocka_unit_test(test_plugin_entry__device_reaches_the_worker),
 		cmocka_unit_test(test_plugin_entry__threads),
 		cmocka_unit_test(test_plugin_entry__negative_entries),
 		cmocka_unit_test(test_plugin_entry__bad_budget_is_an_error),

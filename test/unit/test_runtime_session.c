@@ -11,7 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <poll.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -94,6 +96,112 @@ static void test_no_driver(void **state)
 	unsetenv("MOCK_CUDA_DEVICES");
 	expect(rc, ST_EDEVICE, &err, "no CUDA device 0 (this machine has 0)");
 	st_launch_free(l);
+}
+
+/* The worker opens the ordinal the options name (the launch's device), not device 0. */
+static void test_device_ordinal(void **state)
+{
+	(void)state;
+	st_runtime_options o;
+	options(&o);
+	st_launch *l = spec();
+	setenv("MOCK_CUDA_DEVICES", "2", 1);
+	o.device = 1;
+	st_session *s = open_ok(CUBIN("op add\n"), &o, l);
+	st_session_info info;
+	st_session_get_info(s, &info);
+	if (!strstr(info.device, "Mock GPU #1"))
+		fail_msg("opened '%s', expected device 1", info.device);
+	st_error err = {0};
+	assert_int_equal(st_session_verify(s, CUBIN("op add\n"), SIZE(CUBIN("op add\n")), &err), ST_OK);
+	st_session_close(s);
+	o.device = 2;
+	s = NULL;
+	st_status rc = st_session_open(CUBIN("op add\n"), SIZE(CUBIN("op add\n")), l, &o, &s, &err);
+	unsetenv("MOCK_CUDA_DEVICES");
+	expect(rc, ST_EDEVICE, &err, "no CUDA device 2 (this machine has 2)");
+	assert_null(s);
+	st_launch_free(l);
+}
+
+/* The pid of a child of `parent` (from /proc), or 0. */
+static pid_t child_of(pid_t parent)
+{
+	char path[300], buf[512];
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	pid_t found = 0;
+	while (d && !found && (de = readdir(d))) {
+		pid_t p = (pid_t)atoi(de->d_name);
+		snprintf(path, sizeof path, "/proc/%s/stat", de->d_name);
+		FILE *f = p > 0 ? fopen(path, "r") : NULL;
+		if (!f)
+			continue;
+		size_t n = fread(buf, 1, sizeof buf - 1, f);
+		fclose(f);
+		buf[n] = 0;
+		const char *e = strrchr(buf, ')'); /* "pid (comm) S ppid ..." */
+		int ppid = 0;
+		char st = 0;
+		if (e && sscanf(e + 1, " %c %d", &st, &ppid) == 2 && ppid == parent)
+			found = p;
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+/* Running (not gone, not a zombie)? */
+static int alive(pid_t p)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)p);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return 0;
+	size_t n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	const char *e = strrchr(buf, ')');
+	return e && e[1] == ' ' && e[2] != 'Z' && e[2] != 'X';
+}
+
+/* A tuner killed with SIGKILL (no cleanup at all) leaves no worker behind: the worker sees its
+ * parent go (runtime/worker.c, parent_watch) and exits by itself. */
+static void test_killed_caller_leaves_no_worker(void **state)
+{
+	(void)state;
+	int ready[2];
+	assert_int_equal(pipe(ready), 0);
+	pid_t tuner = fork();
+	assert_true(tuner >= 0);
+	if (tuner == 0) {
+		close(ready[0]);
+		st_runtime_options o;
+		options(&o);
+		st_launch *l = spec();
+		st_session *s = open_ok(CUBIN("op add\n"), &o, l);
+		(void)s;
+		if (write(ready[1], "r", 1) != 1)
+			_exit(1);
+		for (;;)
+			pause(); /* killed here, session open */
+	}
+	close(ready[1]);
+	char c;
+	assert_int_equal(read(ready[0], &c, 1), 1);
+	close(ready[0]);
+	pid_t w = child_of(tuner);
+	assert_true(w > 0 && alive(w));
+	kill(tuner, SIGKILL);
+	waitpid(tuner, NULL, 0);
+	int gone = 0;
+	for (int i = 0; i < 300 && !gone; i++) { /* a liveness bound (30 s), not a timing */
+		gone = !alive(w);
+		if (!gone)
+			usleep(100 * 1000);
+	}
+	assert_true(gone);
 }
 
 static void test_no_worker(void **state)
@@ -494,6 +602,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_no_driver),
 		cmocka_unit_test(test_no_worker),
+		cmocka_unit_test(test_device_ordinal),
+		cmocka_unit_test(test_killed_caller_leaves_no_worker),
 		cmocka_unit_test(test_reference_problems),
 		cmocka_unit_test(test_verify_outcomes),
 		cmocka_unit_test(test_timing),

@@ -1,4 +1,5 @@
 /* sasstune tune CUBIN: search a faster schedule for one kernel (docs/tune.md). */
+#include "cmd_tune_captures.h"
 #include "tune_cli.h"
 #include "variants_cli.h"
 #include "util/util.h"
@@ -11,7 +12,10 @@ static void usage(FILE *out)
 		"usage: sasstune tune CUBIN [--launch L.json] [--kernel K] [--listing F] [--method ppo|random|greedy]\n"
 		"                     [--reward gpu|model] [--budget 300s | --steps N] [--seed S] [--policy P]\n"
 		"                     [--hidden H] [--wide] [--no-ctrl] [--set NAME=VALUE]... -o OUT\n"
-		"                     [--schedule-out S.json] [--json] [--quiet] [--variants --ptx PTX [--ptxas P]...]\n\n"
+		"                     [--schedule-out S.json] [--json] [--quiet]\n"
+		"                     [--variants --ptx PTX [--ptxas P]...]\n"
+		"       sasstune tune --captures DIR [--budget T] [--total-budget T] [--cache-dir D]\n"
+		"                     (tune what SASSTUNE_MODE=capture recorded: sasstune tune --captures x --help)\n\n"
 		"Search a faster schedule (instruction order and control codes) for one kernel of CUBIN and\n"
 		"write the result.  Moves come from the legality model (docs/sched.md); the search is PPO,\n"
 		"a random walk or greedy hill climbing (docs/search.md); each candidate is scored by\n"
@@ -75,6 +79,9 @@ int st_cmd_tune(int argc, char **argv)
 {
 	const char *path = NULL, *launch_path = NULL, *kernel = NULL, *listing = NULL, *out = NULL;
 	const char *sched_out = NULL, *policy_path = NULL, *budget_s = NULL, *steps_s = NULL, *seed_s = NULL;
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--captures"))
+			return st_cmd_tune_captures(argc, argv); /* the batch of captured launches */
 	int json = 0, quiet = 0, variants = 0;
 	st_vcli vc = {0};
 	char variant[320] = "";

@@ -67,12 +67,6 @@ int st_cmd_variants(int argc, char **argv)
 	}
 	if (!kernel && spec)
 		kernel = st_launch_kernel(spec);
-	if (out_path && !*out_path) {
-		st_error_set(&err, ST_EINVAL, "-o: an empty path");
-		free(stock);
-		st_launch_free(spec);
-		return st_cli_fail(argv[0], &err);
-	}
 	code = st_vcli_stage(argv[0], &c, stock, size, kernel, spec, &v);
 	if (code == ST_EXIT_OK && out_path) {
 		const st_variant *b = st_variants_get(v, st_variants_best(v));
