@@ -20,7 +20,7 @@
 #   ldd.txt        ldd of the installed library, command and worker (libelf/libcjson from sasstune.libs)
 #   run.txt        sasstune run on the add fixture through the installed command and its worker
 #   liger.json, liger.md, liger.log   liger_client.py's report (see that file); BUDGET=20s overrides 10s
-#   summary.txt    one line per check
+#   summary.txt    one line per check; env.txt, pip.log, status*, ldd.txt, run.txt go into checks.tgz
 cd "$(dirname "$0")/../../.."
 ROOT=$PWD
 OUT=${OUT:-/tmp/wheel-liger-out}; mkdir -p "$OUT"
@@ -40,21 +40,25 @@ WHL=$(cd "$(dirname "$WHL")" && pwd)/$(basename "$WHL"); LIGER=$PWD/$LIGER
   nvidia-smi --query-gpu=name,driver_version --format=csv; } > "$OUT/env.txt" 2>&1
 V=/tmp/st-wheel-venv
 rm -rf "$V" /tmp/st-wheel-run
-# A Python without ensurepip (no python3-venv) makes the venv without pip and uses the system's.
-python3 -m venv --system-site-packages "$V" > "$OUT/pip.log" 2>&1 ||
-  { rm -rf "$V"; python3 -m venv --system-site-packages --without-pip "$V" >> "$OUT/pip.log" 2>&1; } ||
+# The GPU machine's python3 is itself a venv (/opt/torch/.venv) holding torch and triton, and
+# --system-site-packages would give the base interpreter's packages, not those.  So: a plain venv,
+# plus a .pth naming python3's own site-packages folders, which come after the venv's own (sasstune
+# and liger-kernel).  A Python without ensurepip makes the venv without pip and uses the parent's
+# pip through that .pth.
+python3 -m venv "$V" > "$OUT/pip.log" 2>&1 ||
+  { rm -rf "$V"; python3 -m venv --without-pip "$V" >> "$OUT/pip.log" 2>&1; } ||
   { check venv "FAIL: python3 -m venv (see pip.log)"; exit 1; }
+SITE=$("$V/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+python3 -c 'import site; print("\n".join(site.getsitepackages()))' > "$SITE/zz-parent-site.pth"
 "$V/bin/python" -m pip install --no-index --no-deps "$WHL" "$LIGER" >> "$OUT/pip.log" 2>&1 ||
   { tail -5 "$OUT/pip.log"; check install "FAIL: pip install (see pip.log)"; exit 1; }
-check install "ok: $(basename "$WHL") and $(basename "$LIGER") in $V"
+check install "ok: $(basename "$WHL") and $(basename "$LIGER") in $V (parent site-packages after it: $(tr '\n' ' ' < "$SITE/zz-parent-site.pth"))"
 
 unset SASSTUNE_LIBRARY SASSTUNE_WORKER PYTHONPATH
 export PATH="$V/bin:$PATH"
 mkdir -p /tmp/st-wheel-run/t/g && cd /tmp/st-wheel-run
-SITE=$("$V/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 "$V/bin/python" -m sasstune status > "$OUT/status.json" 2>&1
-"$V/bin/python" - "$OUT/status.json" "$SITE" > "$OUT/status-check.txt" 2>&1 <<'PYEOF' &&
-  check status "ok: library in the venv" || check status "FAIL (status.json, status-check.txt)"
+cat > /tmp/st-wheel-run/status_check.py <<'PYEOF'
 import json, os, sys
 s = json.load(open(sys.argv[1]))
 assert s["library"] == os.path.join(sys.argv[2], "sasstune", "libsasstune.so"), s["library"]
@@ -62,9 +66,17 @@ import sasstune, liger_kernel, torch, triton
 assert sasstune.__file__.startswith(sys.argv[2]), sasstune.__file__
 print("torch", torch.__version__, "triton", triton.__version__, "sasstune", sasstune.__file__)
 PYEOF
+if "$V/bin/python" /tmp/st-wheel-run/status_check.py "$OUT/status.json" "$SITE" > "$OUT/status-check.txt" 2>&1; then
+  check status "ok: library in the venv; $(tail -1 "$OUT/status-check.txt")"
+else
+  check status "FAIL: $(tail -1 "$OUT/status-check.txt")"
+fi
 for f in libsasstune.so sasstune sasstune-worker; do echo "== $f"; ldd "$SITE/sasstune/$f"; done > "$OUT/ldd.txt" 2>&1
-! grep -q "not found" "$OUT/ldd.txt" && [ "$(grep -c "sasstune.libs/libelf" "$OUT/ldd.txt")" -ge 2 ] &&
-  check ldd "ok: every library found, libelf from sasstune.libs" || check ldd "FAIL (ldd.txt)"
+if ! grep -q "not found" "$OUT/ldd.txt" && [ "$(grep -c "sasstune.libs/libelf" "$OUT/ldd.txt")" -ge 2 ]; then
+  check ldd "ok: every library found, libelf from sasstune.libs"
+else
+  check ldd "FAIL (ldd.txt)"
+fi
 FIX=$ROOT/test/fixtures/triton-sm90/add_f32_1M
 sasstune run "$FIX/sm_90.cubin" --launch "$FIX/launch.json" > "$OUT/run.txt" 2>&1 &&
   check run "ok: sasstune run (installed command, its worker, the GPU)" || check run "FAIL (run.txt)"
@@ -75,4 +87,7 @@ timeout $LEFT "$V/bin/python" /tmp/st-wheel-run/t/g/liger_client.py "$OUT/liger.
 rc=$?
 [ $rc = 0 ] && check liger "ok: liger_client.py from the installed wheel" || check liger "FAIL: liger_client.py rc=$rc"
 echo "done at $(( $(date +%s) - T0 ))s"
+# at most 8 files come back from the device: the small ones in one archive
+(cd "$OUT" && tar czf checks.tgz env.txt pip.log status.json status-check.txt ldd.txt run.txt 2>/dev/null &&
+   rm -f env.txt pip.log status.json status-check.txt ldd.txt run.txt)
 grep -q FAIL "$SUM" && exit 1 || exit 0
