@@ -98,6 +98,8 @@ st_status st_cache_lookup(st_cache_entry **out, st_cache *cache, const st_cache_
 /* The same for a full key, or a unique prefix of at least 4 hex digits (ST_EINVAL if ambiguous). */
 st_status st_cache_read(st_cache_entry **out, st_cache *cache, const char *key, st_error *err);
 const st_cache_info *st_cache_entry_info(const st_cache_entry *entry);
+/* The key fields an entry was stored under (strings borrowed from info). */
+void st_cache_info_key_fields(const st_cache_info *info, st_cache_key_fields *out);
 /* The schedule and the verification record as compact JSON text, made on first call (a hit
  * does not pay for printing them); they live as long as the entry.  NULL when out of memory. */
 const char *st_cache_entry_schedule(st_cache_entry *entry);

@@ -135,17 +135,8 @@ static st_status parse_fields(st_cache_info *in, const cJSON *root, st_error *er
 	st_status rc = parse_optional(root, fields, in, err);
 	if (rc != ST_OK)
 		return rc;
-	st_cache_key_fields kf = {.cubin_sha256 = in->cubin_sha256,
-				  .kernel = in->kernel,
-				  .gpu_name = in->gpu_name,
-				  .compute_capability = in->compute_capability,
-				  .driver_version = in->driver_version,
-				  .ptxas_version = in->ptxas_version,
-				  .sasstune_version = in->sasstune_version,
-				  .variants = in->variants,
-				  .ptxas_options = in->ptxas_options,
-				  .legality_version = in->legality_version,
-				  .moves = in->moves};
+	st_cache_key_fields kf;
+	st_cache_info_key_fields(in, &kf);
 	char key[65];
 	st_error kerr;
 	if (st_cache__key_format(&kf, format, key, &kerr) != ST_OK)
@@ -381,4 +372,19 @@ st_status st_cache__format_entry(char **json_out, const st_cache_key_fields *fie
 		return st_error_set(err, ST_ENOMEM, "out of memory");
 	*json_out = text;
 	return ST_OK;
+}
+
+void st_cache_info_key_fields(const st_cache_info *i, st_cache_key_fields *f)
+{
+	*f = (st_cache_key_fields){.cubin_sha256 = i->cubin_sha256,
+				   .kernel = i->kernel,
+				   .gpu_name = i->gpu_name,
+				   .compute_capability = i->compute_capability,
+				   .driver_version = i->driver_version,
+				   .ptxas_version = i->ptxas_version,
+				   .sasstune_version = i->sasstune_version,
+				   .variants = i->variants,
+				   .ptxas_options = i->ptxas_options,
+				   .legality_version = i->legality_version,
+				   .moves = i->moves};
 }

@@ -71,16 +71,9 @@ st_pass_serve st_pass__serve(const st_pass_settings *s, st_cache *cache, st_cach
 		return ST_SERVE_MISS;
 	}
 	/* Passed: record it as ours (same key, variant kept), so that later hits need no re-check. */
-	st_cache_key_fields f = {.cubin_sha256 = i->cubin_sha256,
-				 .kernel = i->kernel,
-				 .gpu_name = i->gpu_name,
-				 .compute_capability = i->compute_capability,
-				 .driver_version = i->driver_version,
-				 .ptxas_version = i->ptxas_version,
-				 .variants = i->variants,
-				 .ptxas_options = i->ptxas_options,
-				 .legality_version = i->legality_version,
-				 .moves = i->moves};
+	st_cache_key_fields f;
+	st_cache_info_key_fields(i, &f);
+	f.sasstune_version = NULL; /* this library's */
 	st_cache_record rec = {.variant_ptxas_version = i->variant_ptxas_version,
 			       .variant_options = i->variant_options,
 			       .schedule_json = st_cache_entry_schedule(e),

@@ -42,17 +42,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	/* round trip: the tuned cubin is not part of entry.json, so any bytes do */
 	static const uint8_t cubin[1] = {0};
-	st_cache_key_fields f = {.cubin_sha256 = i->cubin_sha256,
-				 .kernel = i->kernel,
-				 .gpu_name = i->gpu_name,
-				 .compute_capability = i->compute_capability,
-				 .driver_version = i->driver_version,
-				 .ptxas_version = i->ptxas_version,
-				 .sasstune_version = i->sasstune_version,
-				 .variants = i->variants,
-				 .ptxas_options = i->ptxas_options,
-				 .legality_version = i->legality_version,
-				 .moves = i->moves};
+	st_cache_key_fields f;
+	st_cache_info_key_fields(i, &f);
 	const char *sched = i->negative ? "{}" : st_cache_entry_schedule(e);
 	const char *verif = i->negative ? "{}" : st_cache_entry_verification(e);
 	CHECK(sched && verif);
