@@ -3,6 +3,7 @@
 # matmul with a leaky-ReLU epilogue, the research prototype's headline case).
 # On a machine with an NVIDIA GPU every step runs for real; without one, the
 # steps that need a GPU are skipped and the script says so (a cost-model search runs instead).
+# Also shows the compile variants of the same PTX (the table; verified and timed with a GPU).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -29,6 +30,9 @@ step "decode it: control fields, defs/uses, classes (first lines)"
 "$ST" disasm "$FX/sm_90.cubin" --listing "$FX/sm_90.sass" | sed -n 1,12p
 step "the legal moves of the ptxas schedule (legality model, docs/sched.md)"
 "$ST" moves "$FX/sm_90.cubin" --listing "$FX/sm_90.sass" | sed -n 1p
+step "compile variants of the same PTX (other ptxas binaries and knobs; docs/variants.md)"
+[ "$have_gpu" = 1 ] || echo "   (no GPU: the compiles run and are compared; verifying and timing them are SKIPPED)"
+"$ST" variants "$FX/sm_90.ptx" --cubin "$FX/sm_90.cubin" --launch "$FX/launch.json" --quiet -o "$OUT/variant.cubin"
 if [ "$have_gpu" = 1 ]; then
   step "GPU found: tune on it (PPO, GPU reward, ${BUDGET:-120s}); every candidate verified bit for bit"
   "$ST" tune "$FX/sm_90.cubin" --listing "$FX/sm_90.sass" --launch "$FX/launch.json" --reward gpu \
