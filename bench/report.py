@@ -41,7 +41,9 @@ carried `.deps/` itself):
     python3 bench/report.py bench-out                     # rewrites this page and benchmarks.png
 
 On the lent H200 through the device tool, one call of at most 10 minutes builds and runs a part of
-the suite: `bash test/gpu/calls/bench-suite.sh KERNELS BUDGET NAME [LIMIT_S]` (the runs above).
+the suite: `bash test/gpu/calls/bench-variants.sh KERNELS BUDGET NAME [LIMIT_S]` (the runs above; it passes
+the carried ptxas 13.5 and the machine's CUDA ptxas with `--ptxas`), or `bench-suite.sh` (the same
+arguments) for the SASS search alone.
 
 `run.py` options: `--kernels a,b` (names below), `--budget T` per kernel (default 60s, 40s with
 `--quick`), `--time-limit T` (the whole run, 6m with `--quick`: each kernel's budget shrinks to its share of
@@ -49,7 +51,7 @@ the time left after the other kernels' overhead, guessed at 15 s a kernel until 
 it; a share under 10 s skips the tuning),
 `--pairs N` for the stock/tuned comparison (400), `--baseline-pairs N` against cuBLAS or the copy
 (100), `--method ppo|random|greedy`, `--tune-arg ARG` (passed to `sasstune tune`), `--sasstune PATH`,
-`--build`. Without a GPU, `--compile-only` compiles every kernel for sm_90 and checks its launch spec
+`--build`, `--ptxas P` (another ptxas for the variants, repeatable), `--no-variants`. Without a GPU, `--compile-only` compiles every kernel for sm_90 and checks its launch spec
 (`pytest bench/test_bench_compile.py` does the same and more).
 
 What happens for each kernel, every step in a fresh process:
