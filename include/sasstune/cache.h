@@ -31,6 +31,8 @@ typedef struct st_cache st_cache;             /* an open cache folder */
 typedef struct st_cache_entry st_cache_entry; /* one valid entry, read from disk */
 typedef struct st_cache_lock st_cache_lock;   /* a held per-key tuning lock */
 
+#define ST_CACHE_KEY_FIELD_MAX 1024 /* bytes in one key field: st_cache_key refuses a longer one */
+
 /* What a key is made of.  NULL or "" means "unknown"; sasstune_version NULL means this library's
  * (recorded in the entry, not part of the key); legality_version and moves NULL mean this
  * library's (ST_LEGALITY_VERSION and ST_SCHED_MOVE_FAMILIES of sched.h). */

@@ -20,7 +20,7 @@
 
 #include <cJSON.h>
 
-#define ST_CACHE_FIELD_MAX 1024                 /* bytes in one key field */
+#define ST_CACHE_FIELD_MAX ST_CACHE_KEY_FIELD_MAX /* bytes in one key field */
 #define ST_CACHE_ENTRY_MAX (64u << 20)          /* bytes in entry.json */
 #define ST_CACHE_CUBIN_MAX ((size_t)1 << 30)    /* bytes in a tuned cubin */
 

@@ -27,17 +27,17 @@ void st_capture_meta_free(st_capture_meta *m)
 	memset(m, 0, sizeof *m);
 }
 
-/* An optional string field: absent or null leaves *slot NULL. */
-static st_status field(const cJSON *o, const char *name, char **slot, st_error *err)
+/* An optional string field of at most max bytes: absent or null leaves *slot NULL. */
+static st_status field(const cJSON *o, const char *name, size_t max, char **slot, st_error *err)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
 	if (!v || cJSON_IsNull(v))
 		return ST_OK;
 	if (!cJSON_IsString(v) || !v->valuestring)
 		return st_error_set(err, ST_EFORMAT, "capture.json: \"%s\" is not a string", name);
-	size_t n = strnlen(v->valuestring, FIELD_MAX + 1);
-	if (n > FIELD_MAX)
-		return st_error_set(err, ST_EFORMAT, "capture.json: \"%s\" is over %d bytes", name, FIELD_MAX);
+	size_t n = strnlen(v->valuestring, max + 1);
+	if (n > max)
+		return st_error_set(err, ST_EFORMAT, "capture.json: \"%s\" is over %zu bytes", name, max);
 	for (size_t i = 0; i < n; i++)
 		if ((unsigned char)v->valuestring[i] < 0x20 || v->valuestring[i] == 0x7f)
 			return st_error_set(err, ST_EFORMAT, "capture.json: \"%s\" has a control character", name);
@@ -49,7 +49,7 @@ static st_status field(const cJSON *o, const char *name, char **slot, st_error *
 static st_status key_field(const cJSON *o, st_capture_meta *m, st_error *err)
 {
 	char *key = NULL;
-	st_status rc = field(o, "key", &key, err);
+	st_status rc = field(o, "key", FIELD_MAX, &key, err);
 	if (rc != ST_OK || !key)
 		return rc;
 	int ok = strlen(key) == 64;
@@ -65,7 +65,7 @@ static st_status key_field(const cJSON *o, st_capture_meta *m, st_error *err)
 static st_status uuid_field(const cJSON *o, st_capture_meta *m, st_error *err)
 {
 	char *u = NULL;
-	st_status rc = field(o, "gpu_uuid", &u, err);
+	st_status rc = field(o, "gpu_uuid", FIELD_MAX, &u, err);
 	if (rc != ST_OK || !u)
 		return rc;
 	size_t n = strlen(u);
@@ -102,16 +102,24 @@ st_status st_capture_meta_parse(const char *json, size_t len, st_capture_meta *o
 		rc = st_error_set(err, ST_EFORMAT, "capture.json: not a JSON object");
 	else if (!cJSON_IsNumber(v) || v->valuedouble != 1.0)
 		rc = st_error_set(err, ST_EFORMAT, "capture.json: \"v\" is not 1 (a capture of another sasstune?)");
+	/* Invariant: a meta that parses gives a key: the fields that go into it fit the key's limit. */
+	const size_t K = ST_CACHE_KEY_FIELD_MAX;
 	struct {
 		const char *name;
+		size_t max;
 		char **slot;
-	} fs[] = {{"kernel", &out->kernel},	    {"arch", &out->arch},
-		  {"ptxas_version", &out->ptxas_version}, {"gpu_name", &out->gpu_name},
-		  {"compute_capability", &out->compute_capability}, {"driver_version", &out->driver_version},
-		  {"device", &out->device}, {"ptxas_path", &out->ptxas_path},
-		  {"ptxas_options", &out->ptxas_options}, {"variants", &out->variants}};
+	} fs[] = {{"kernel", K, &out->kernel},
+		  {"arch", K, &out->arch},
+		  {"ptxas_version", K, &out->ptxas_version},
+		  {"gpu_name", K, &out->gpu_name},
+		  {"compute_capability", K, &out->compute_capability},
+		  {"driver_version", K, &out->driver_version},
+		  {"device", K, &out->device},
+		  {"ptxas_path", FIELD_MAX, &out->ptxas_path},
+		  {"ptxas_options", K, &out->ptxas_options},
+		  {"variants", K, &out->variants}};
 	for (size_t i = 0; rc == ST_OK && i < sizeof fs / sizeof fs[0]; i++)
-		rc = field(o, fs[i].name, fs[i].slot, err);
+		rc = field(o, fs[i].name, fs[i].max, fs[i].slot, err);
 	if (rc == ST_OK)
 		rc = key_field(o, out, err);
 	if (rc == ST_OK)

@@ -32,7 +32,8 @@ typedef struct st_capture_meta {
 	char gpu_uuid[65];                                    /* [0-9a-z-], names the GPU lock; "" when absent */
 } st_capture_meta;
 
-/* Parse capture.json text (v 1; strings printable and at most 4096 bytes; key 64 hex digits). */
+/* Parse capture.json text (v 1; strings printable; ptxas_path at most 4096 bytes, the others at
+ * most ST_CACHE_KEY_FIELD_MAX, so that a parsed meta always gives a key; key 64 hex digits). */
 st_status st_capture_meta_parse(const char *json, size_t len, st_capture_meta *out, st_error *err);
 void st_capture_meta_free(st_capture_meta *m);
 

@@ -163,6 +163,8 @@ unsigned st_vr_ptx_threads(const char *ptx, size_t len, const char *kernel)
 		const char *q = p + 6;
 		while (q < ptx + len && isspace((unsigned char)*q))
 			q++;
+		if (q == p + 6)
+			continue; /* ".entryX": not the directive */
 		if ((size_t)(ptx + len - q) <= kl || memcmp(q, kernel, kl) || (q[kl] != '(' && !isspace((unsigned char)q[kl])))
 			continue;
 		const char *body = memchr(q, '{', len - (size_t)(q - ptx));

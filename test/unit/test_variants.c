@@ -342,6 +342,10 @@ static void test_helpers(void **state)
 	assert_int_equal(st_vr_ptx_threads(ptx, strlen(ptx), "k_a"), 128);
 	assert_int_equal(st_vr_ptx_threads(ptx, strlen(ptx), "k"), 96);
 	assert_int_equal(st_vr_ptx_threads(ptx, strlen(ptx), "k_b"), 0);
+	/* ".entryk" is not the directive followed by k (found by fuzz_variants_ptx) */
+	const char *glued = ".entryk\n.reqntid 64, 1, 1\n{\n}\n";
+	assert_int_equal(st_vr_ptx_threads(glued, strlen(glued), "k"), 0);
+	assert_false(st_vr_ptx_has_entry(glued, strlen(glued), "k"));
 	assert_int_equal(st_vr_ptx_threads(ptx, strlen(ptx), "missing"), 0);
 }
 
