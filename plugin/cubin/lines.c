@@ -50,8 +50,10 @@ static int64_t sleb(rd *r)
 	if (shift < 64 && (b & 0x40))
 		v |= ~0ull << shift;
 	int64_t s = (int64_t)v;
-	if (s > 0xffffffffll || s < -0xffffffffll)
+	if (s > 0xffffffffll || s < -0xffffffffll) {
 		r->bad = true;
+		return 0; /* invariant: |result| <= 2^32, so line + result cannot overflow */
+	}
 	return s;
 }
 
