@@ -380,7 +380,8 @@ static void put_rows(wr *w, const st_line_unit *u, lstate *s, const st_line_row 
 		int64_t dline = (int64_t)r->line - s->line;
 		uint64_t dunits = (r->addr - s->addr) / u->min_insn;
 		int64_t lo = dline - u->line_base;
-		if (lo < 0 || lo >= u->line_range) { /* the line step alone, then a special opcode for +0 */
+		if (lo < 0 || lo >= u->line_range || lo + u->opcode_base > 255) {
+			/* no special opcode holds this line step: the step alone, then one for +0 (or copy) */
 			put(w, LNS_ADVANCE_LINE);
 			put_sleb(w, dline);
 			lo = -(int64_t)u->line_base;
