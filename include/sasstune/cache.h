@@ -102,6 +102,9 @@ st_status st_cache_read(st_cache_entry **out, st_cache *cache, const char *key, 
 const st_cache_info *st_cache_entry_info(const st_cache_entry *entry);
 /* The key fields an entry was stored under (strings borrowed from info). */
 void st_cache_info_key_fields(const st_cache_info *info, st_cache_key_fields *out);
+/* What would store this entry again (strings, schedule and cubin borrowed from it; the schedule
+ * and verification texts NULL when out of memory). */
+void st_cache_entry_record(st_cache_entry *entry, st_cache_record *out);
 /* The schedule and the verification record as compact JSON text, made on first call (a hit
  * does not pay for printing them); they live as long as the entry.  NULL when out of memory. */
 const char *st_cache_entry_schedule(st_cache_entry *entry);

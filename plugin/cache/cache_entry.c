@@ -388,3 +388,23 @@ void st_cache_info_key_fields(const st_cache_info *i, st_cache_key_fields *f)
 				   .legality_version = i->legality_version,
 				   .moves = i->moves};
 }
+
+void st_cache_entry_record(st_cache_entry *e, st_cache_record *r)
+{
+	const st_cache_info *i = st_cache_entry_info(e);
+	*r = (st_cache_record){.schedule_json = st_cache_entry_schedule(e),
+			       .verification_json = st_cache_entry_verification(e),
+			       .speedup = i->speedup,
+			       .speedup_low = i->speedup_low,
+			       .speedup_high = i->speedup_high,
+			       .method = i->method,
+			       .budget = i->budget,
+			       .date = i->date,
+			       .tuned_cubin = i->tuned_cubin,
+			       .tuned_cubin_size = i->tuned_cubin_size,
+			       .variant_ptxas_version = i->variant_ptxas_version,
+			       .variant_options = i->variant_options,
+			       .negative = i->negative,
+			       .best_ratio = i->best_ratio,
+			       .why = i->why};
+}

@@ -74,18 +74,8 @@ st_pass_serve st_pass__serve(const st_pass_settings *s, st_cache *cache, st_cach
 	st_cache_key_fields f;
 	st_cache_info_key_fields(i, &f);
 	f.sasstune_version = NULL; /* this library's */
-	st_cache_record rec = {.variant_ptxas_version = i->variant_ptxas_version,
-			       .variant_options = i->variant_options,
-			       .schedule_json = st_cache_entry_schedule(e),
-			       .verification_json = st_cache_entry_verification(e),
-			       .speedup = i->speedup,
-			       .speedup_low = i->speedup_low,
-			       .speedup_high = i->speedup_high,
-			       .method = i->method,
-			       .budget = i->budget,
-			       .date = i->date,
-			       .tuned_cubin = i->tuned_cubin,
-			       .tuned_cubin_size = i->tuned_cubin_size};
+	st_cache_record rec;
+	st_cache_entry_record(e, &rec);
 	st_error se = {0};
 	snprintf(msg, n, "made by sasstune %.40s, re-checked%s", i->sasstune_version,
 		 st_cache_store(cache, &f, &rec, &se) == ST_OK ? " and re-recorded" : "");

@@ -44,31 +44,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static const uint8_t cubin[1] = {0};
 	st_cache_key_fields f;
 	st_cache_info_key_fields(i, &f);
-	const char *sched = i->negative ? "{}" : st_cache_entry_schedule(e);
-	const char *verif = i->negative ? "{}" : st_cache_entry_verification(e);
-	CHECK(sched && verif);
-	st_cache_record r = {.schedule_json = sched,
-			     .verification_json = verif,
-			     .speedup = i->speedup,
-			     .speedup_low = i->speedup_low,
-			     .speedup_high = i->speedup_high,
-			     .method = i->method,
-			     .budget = i->budget,
-			     .date = i->date,
-			     .tuned_cubin = cubin,
-			     .tuned_cubin_size = sizeof cubin,
-			     .variant_ptxas_version = i->variant_ptxas_version,
-			     .variant_options = i->variant_options,
-			     .negative = i->negative,
-			     .best_ratio = i->best_ratio,
-			     .why = i->why};
+	st_cache_record r;
+	st_cache_entry_record(e, &r);
+	if (i->negative)
+		r.schedule_json = r.verification_json = "{}";
+	CHECK(r.schedule_json && r.verification_json);
+	r.tuned_cubin = cubin;
+	r.tuned_cubin_size = sizeof cubin;
 	char *json;
 	CHECK(st_cache__format_entry(&json, &f, &r, &err) == ST_OK);
 	CHECK(st_cache__parse_entry(&again, json, strlen(json), i->key, &err) == ST_OK);
 	const st_cache_info *j = st_cache_entry_info(again);
 	CHECK(!strcmp(j->kernel, i->kernel) && !strcmp(j->date, i->date) && j->speedup == i->speedup &&
 	      j->negative == i->negative && j->best_ratio == i->best_ratio);
-	CHECK(i->negative ? !strcmp(j->why, i->why) : !strcmp(st_cache_entry_schedule(again), sched));
+	CHECK(i->negative ? !strcmp(j->why, i->why) : !strcmp(st_cache_entry_schedule(again), r.schedule_json));
 	CHECK(same(j->variants, i->variants) && same(j->ptxas_options, i->ptxas_options) &&
 	      same(j->variant_ptxas_version, i->variant_ptxas_version) && same(j->variant_options, i->variant_options));
 	st_cache_entry_free(again);
