@@ -5,7 +5,8 @@
 set -euo pipefail
 
 APT_PKGS=(build-essential cmake pkg-config libelf-dev zlib1g-dev libcjson-dev libcmocka-dev
-          llvm-19-dev llvm-19-tools clang-14 libclang-rt-14-dev valgrind python3-pip python3-venv)
+          llvm-19-dev llvm-19-tools clang-14 libclang-rt-14-dev valgrind python3-pip python3-venv
+          libhiredis-dev redis-server) # hiredis: the fleet cache (SASSTUNE_REDIS); redis-server: its tests
 PIP_PKGS=("triton==3.6.0" "lit")
 
 missing=()

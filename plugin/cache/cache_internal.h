@@ -46,6 +46,9 @@ st_status st_cache__parse_negative(st_cache_entry *e, const cJSON *root, st_erro
 /* Add a negative record's "negative" object to root.  ST_EINVAL names a bad field. */
 st_status st_cache__format_negative(cJSON *root, const st_cache_record *rec, st_error *err);
 
+/* Do an entry's fields equal the ones looked up (normalised)? */
+int st_cache__fields_match(const st_cache_key_fields *fields, const st_cache_info *info);
+
 /* Is text 64 lowercase hex digits? */
 int st_cache__is_key(const char *text);
 

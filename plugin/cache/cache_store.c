@@ -204,6 +204,17 @@ static st_status read_entry(st_cache_entry **out, st_cache *c, const char *key, 
 /* Optional key fields: both absent, or the same text. */
 static int same_optional(const char *a, const char *b) { return (!a && !b) || (a && b && !strcmp(a, b)); }
 
+int st_cache__fields_match(const st_cache_key_fields *fields, const st_cache_info *i)
+{
+	st_cache_key_fields f;
+	st_cache__normalize(fields, &f);
+	return !strcmp(f.cubin_sha256, i->cubin_sha256) && !strcmp(f.kernel, i->kernel) &&
+	       !strcmp(f.gpu_name, i->gpu_name) && !strcmp(f.compute_capability, i->compute_capability) &&
+	       !strcmp(f.driver_version, i->driver_version) && !strcmp(f.ptxas_version, i->ptxas_version) &&
+	       !strcmp(f.legality_version, i->legality_version) && !strcmp(f.moves, i->moves) &&
+	       same_optional(f.variants, i->variants) && same_optional(f.ptxas_options, i->ptxas_options);
+}
+
 st_status st_cache_lookup(st_cache_entry **out, st_cache *c, const st_cache_key_fields *fields, st_error *err)
 {
 	*out = NULL;
@@ -214,15 +225,8 @@ st_status st_cache_lookup(st_cache_entry **out, st_cache *c, const st_cache_key_
 	st_cache_entry *e;
 	if ((rc = read_entry(&e, c, key, err)) != ST_OK)
 		return rc;
-	st_cache_key_fields f;
-	st_cache__normalize(fields, &f);
-	const st_cache_info *i = &e->info;
 	/* The key already covers the fields; this guards against a hash collision or a bug. */
-	if (strcmp(f.cubin_sha256, i->cubin_sha256) || strcmp(f.kernel, i->kernel) || strcmp(f.gpu_name, i->gpu_name) ||
-	    strcmp(f.compute_capability, i->compute_capability) || strcmp(f.driver_version, i->driver_version) ||
-	    strcmp(f.ptxas_version, i->ptxas_version) || strcmp(f.legality_version, i->legality_version) ||
-	    strcmp(f.moves, i->moves) || !same_optional(f.variants, i->variants) ||
-	    !same_optional(f.ptxas_options, i->ptxas_options)) {
+	if (!st_cache__fields_match(fields, &e->info)) {
 		st_cache_entry_free(e);
 		return st_error_set(err, ST_EFORMAT, "entry %.12s...: its fields differ from the ones looked up", key);
 	}

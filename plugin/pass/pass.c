@@ -41,6 +41,7 @@ struct run_ctx {
 	const st_plugin_kernel2 *k2; /* the v2 record (v1 callers: ptx etc. NULL), same v1 part as k */
 	st_pass_variants_key vkey;   /* the variant part of the key (variants_stage.c) */
 	char unserved[96];           /* the entry found and not served ("date sha"), so as not to judge it twice */
+	st_pass_fleet fleet;         /* the Redis tier (pass_fleet.c), when SASSTUNE_REDIS is set */
 };
 
 /* Identifies an entry's content well enough to tell a replaced one from the one already judged. */
@@ -57,9 +58,8 @@ static void one_line(char *s)
 			*s = '?';
 }
 
-static void pass_log(const st_pass_settings *set, st_log_level level, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void pass_log(const st_pass_settings *set, st_log_level level, const char *fmt, ...)
+#define pass_log st_pass__log
+void st_pass__log(const st_pass_settings *set, st_log_level level, const char *fmt, ...)
 {
 	static const char *const names[] = {"off", "error", "warning", "info", "debug"};
 	if (!set || level > set->log_level || level == ST_LOG_OFF)
@@ -110,12 +110,14 @@ static void finish(st_plugin_result *r, const st_pass_settings *set, const char 
 }
 
 /* An entry under the key: served (its tuned cubin, or the stock one for a negative entry), 1;
- * or not (a retune is due, or the checker refused another version's cubin), 0 with why. */
-static int serve(st_plugin_result *r, struct run_ctx *c, st_cache_entry *e, char *why, size_t n)
+ * or not (a retune is due, or the checker refused another version's cubin), 0 with why.
+ * remote: it came from Redis (always re-checked, copied locally when served). */
+static int serve(st_plugin_result *r, struct run_ctx *c, st_cache_entry *e, char *why, size_t n, int remote)
 {
 	const st_cache_info *i = st_cache_entry_info(e);
 	char note[480];
-	st_pass_serve sv = st_pass__serve(c->set, c->cache, e, c->cubin, c->size, note, sizeof note);
+	st_pass_serve sv = (remote ? st_pass__serve_remote : st_pass__serve)(c->set, c->cache, e, c->cubin, c->size, note,
+									       sizeof note);
 	if (sv == ST_SERVE_NEGATIVE) {
 		finish(r, c->set, c->kernel, c->cubin, c->size, ST_PLUGIN_UNCHANGED, "%s", note);
 		return 1;
@@ -306,7 +308,20 @@ static void produce(st_plugin_result *r, const struct run_ctx *c, const char *wh
 }
 /* ==== end of the plug-in point ========================================================== */
 
-/* Mode tune: claim the key without waiting; a second process proceeds with the stock cubin. */
+/* The key in Redis (pass_fleet.c): served from there (1), or not (0: a miss, refusals logged). */
+static int remote_serve(st_plugin_result *r, struct run_ctx *c)
+{
+	st_cache_entry *e;
+	char why[480];
+	if (st_pass__fleet_lookup(&c->fleet, &c->fields, &e) != ST_OK)
+		return 0;
+	int done = serve(r, c, e, why, sizeof why, 1);
+	st_cache_entry_free(e);
+	return done;
+}
+
+/* Mode tune: claim the key without waiting; a second process proceeds with the stock cubin.
+ * With Redis, also the key's Redis lock: another machine tuning it means stock (or a wait). */
 static void tune_locked(st_plugin_result *r, struct run_ctx *c, const char *why_missed)
 {
 	st_cache_lock *lock;
@@ -329,14 +344,23 @@ static void tune_locked(st_plugin_result *r, struct run_ctx *c, const char *why_
 	if (st_cache_lookup(&e, c->cache, &c->fields, NULL) == ST_OK) {
 		char id[96];
 		entry_id(st_cache_entry_info(e), id, sizeof id);
-		int done = strcmp(id, c->unserved) != 0 && serve(r, c, e, why, sizeof why);
+		int done = strcmp(id, c->unserved) != 0 && serve(r, c, e, why, sizeof why, 0);
 		st_cache_entry_free(e);
 		if (done) {
 			st_cache_unlock(lock);
 			return;
 		}
 	}
-	produce(r, c, why);
+	st_pass_fleet_lock fl = st_pass__fleet_lock(&c->fleet, c->key);
+	if (fl == ST_FLEET_HELD) {
+		finish(r, c->set, c->kernel, c->cubin, c->size, ST_PLUGIN_UNCHANGED,
+		       "%s; another machine is tuning this kernel (Redis lock held by %.100s), stock cubin kept", why,
+		       c->fleet.holder);
+	} else if (fl == ST_FLEET_OFF || !remote_serve(r, c)) { /* the holder before us may have stored it */
+		produce(r, c, why);
+		st_pass__fleet_publish(&c->fleet, &c->fields, c->unserved);
+	}
+	st_pass__fleet_end(&c->fleet);
 	st_cache_unlock(lock);
 }
 
@@ -387,6 +411,7 @@ static int pass_run_common(const uint8_t *cubin, size_t size, const st_plugin_ke
 	char sha[65];
 	st_cache_sha256_hex(cubin, size, sha);
 	struct run_ctx c = {.set = &set, .kernel = kname, .cubin = cubin, .size = size, .k = k, .k2 = k2};
+	c.fleet = (st_pass_fleet){.set = &set, .kernel = kname};
 	if (st_pass__key(&set, k2, sha, &c.fields, &c.vkey, c.key, &err) != ST_OK ||
 	    st_cache_open(&c.cache, set.cache_dir, &err) != ST_OK) {
 		finish(r, &set, kname, cubin, size, ST_PLUGIN_ERROR, "%s", err.msg);
@@ -399,13 +424,15 @@ static int pass_run_common(const uint8_t *cubin, size_t size, const st_plugin_ke
 	char why[480];
 	int served = 0;
 	if (rc == ST_OK) {
-		served = serve(r, &c, e, why, sizeof why);
+		served = serve(r, &c, e, why, sizeof why, 0);
 		st_cache_entry_free(e);
 	}
+	c.fleet.cache = c.cache;
 	if (rc == ST_ENOMEM)
 		finish(r, &set, kname, cubin, size, ST_PLUGIN_ERROR, "%s", err.msg);
-	else if (!served)
+	else if (!served && !remote_serve(r, &c)) /* local miss: the fleet tier next */
 		miss(r, &c, rc, err.msg, why, sizeof why);
+	st_pass__fleet_end(&c.fleet);
 	st_cache_free(c.cache);
 	st_pass__settings_free(&set);
 	return 0;

@@ -15,6 +15,7 @@
  *   -                   gpu_name, compute_capability, driver_version   key fields ("unknown" if absent)
  *   -                   device                CUDA device ordinal to tune on (default "0"), as the
  *                                             calling process sees it (CUDA_VISIBLE_DEVICES applies)
+ *   SASSTUNE_REDIS*     redis*                the fleet tier (pass_redis_settings.c, pass_fleet.c)
  */
 #ifndef ST_PASS_INTERNAL_H
 #define ST_PASS_INTERNAL_H
@@ -32,6 +33,15 @@ typedef enum st_pass_mode { ST_PASS_TUNE, ST_PASS_POLICY, ST_PASS_CACHE_ONLY, ST
 typedef enum st_pass_variants { ST_VARIANTS_AUTO, ST_VARIANTS_ON, ST_VARIANTS_OFF } st_pass_variants;
 typedef enum st_log_level { ST_LOG_OFF, ST_LOG_ERROR, ST_LOG_WARN, ST_LOG_INFO, ST_LOG_DEBUG } st_log_level;
 
+/* The fleet tier's settings (pass_redis_settings.c; docs/cache.md "Fleet"). */
+typedef struct st_pass_redis {
+	char *url, *prefix;  /* SASSTUNE_REDIS (NULL: no fleet tier), SASSTUNE_REDIS_PREFIX (NULL: "sasstune:") */
+	int timeout_ms;      /* SASSTUNE_REDIS_TIMEOUT: connect and reply timeout, 1..60000 ms (default 200) */
+	int lock_ttl_s;      /* SASSTUNE_REDIS_LOCK_TTL: the tuning lock's lifetime, refreshed (default 30) */
+	int wait;            /* SASSTUNE_REDIS_LOCKED: 0 stock (default) or 1 wait when another holds it */
+	int64_t retry_s;     /* SASSTUNE_REDIS_RETRY: after a failure, Redis is left alone this long (60) */
+} st_pass_redis;
+
 typedef struct st_pass_settings {
 	st_pass_mode mode;
 	char *cache_dir;         /* NULL: SASSTUNE_CACHE_DIR or its defaults */
@@ -44,6 +54,7 @@ typedef struct st_pass_settings {
 	int device;              /* 0 <= device <= 1023; default 0 */
 	char unknown_option[64]; /* first options_json key we do not know, for a warning */
 	st_pass_variants variants; /* default auto */
+	st_pass_redis redis;
 } st_pass_settings;
 
 #define ST_PASS_BUDGET_DEFAULT 300 /* seconds of tuning per kernel when SASSTUNE_BUDGET is not set */
@@ -54,6 +65,14 @@ st_status st_pass__settings_load(st_pass_settings *s, const char *options_json, 
 void st_pass__settings_free(st_pass_settings *s);
 
 const char *st_pass__mode_name(st_pass_mode mode);
+/* One line to the log (pass.c): stderr or the log file, one write(). */
+void st_pass__log(const st_pass_settings *set, st_log_level level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* The redis* settings (pass_redis_settings.c): defaults, one by its options_json name (ST_ENOTFOUND:
+ * not a redis setting), free. */
+void st_pass__redis_defaults(st_pass_redis *r);
+st_status st_pass__redis_apply(st_pass_redis *r, const char *name, const char *v, const char *from, st_error *err);
+void st_pass__redis_free(st_pass_redis *r);
 /* A budget (a duration, st_cache_parse_duration, of at least 1 s) and a 1/0 flag; ST_EINVAL names "from". */
 st_status st_pass__check_budget(int64_t *seconds, const char *v, const char *from, st_error *err);
 st_status st_pass__set_flag(int *flag, const char *v, const char *from, st_error *err);
@@ -64,6 +83,9 @@ st_status st_pass__set_flag(int *flag, const char *v, const char *from, st_error
 typedef enum st_pass_serve { ST_SERVE_TUNED, ST_SERVE_NEGATIVE, ST_SERVE_MISS } st_pass_serve;
 st_pass_serve st_pass__serve(const st_pass_settings *s, st_cache *cache, st_cache_entry *e, const uint8_t *cubin,
 			     size_t size, char *msg, size_t n);
+/* The same for an entry from the fleet tier: always re-checked; served ones are copied locally. */
+st_pass_serve st_pass__serve_remote(const st_pass_settings *s, st_cache *cache, st_cache_entry *e,
+				    const uint8_t *cubin, size_t size, char *msg, size_t n);
 /* "device": a decimal ordinal 0..1023 (pass_device.c). */
 st_status st_pass__set_device(int *device, const char *v, const char *from, st_error *err);
 
@@ -124,5 +146,28 @@ st_status st_pass__key(const st_pass_settings *set, const st_plugin_kernel2 *k, 
 struct st_launch;
 void st_pass__variants_run(const st_pass_variants_key *vk, const st_plugin_kernel2 *k, const uint8_t *cubin,
 			   size_t size, const char *kernel, const struct st_launch *launch, st_pass_variant_pick *pick);
+
+/* ---- pass_fleet.c: the fleet tier (Redis) within one run() call ---- */
+#include "sasstune/cache_remote.h"
+typedef struct st_pass_fleet {
+	const st_pass_settings *set;
+	st_cache *cache;            /* the local tier: its folder holds the back-off marker */
+	const char *kernel;         /* for the log */
+	st_cache_remote *remote;    /* connected on first use; NULL when off, down or backing off */
+	int tried;                  /* connecting was tried (once per call) */
+	st_remote_lock *lock;
+	char holder[256];           /* who holds the lock, when another does */
+} st_pass_fleet;
+/* Look the fields up remotely: ST_OK (an entry to judge with st_pass__serve_remote), else a miss
+ * (refusals are logged; a failure is logged once per back-off window and ends Redis for the call). */
+st_status st_pass__fleet_lookup(st_pass_fleet *f, const st_cache_key_fields *fields, st_cache_entry **out);
+typedef enum st_pass_fleet_lock { ST_FLEET_OFF, ST_FLEET_TAKEN, ST_FLEET_HELD } st_pass_fleet_lock;
+/* Take the key's Redis tuning lock; with redis_locked=wait, first wait (bounded by the budget plus
+ * the lock's lifetime) while another holds it.  OFF: no fleet tier (or it failed): go on locally. */
+st_pass_fleet_lock st_pass__fleet_lock(st_pass_fleet *f, const char *key);
+/* After tuning: copy the local entry of the fields to Redis unless it is `unserved` (the entry judged
+ * before, "date sha"); then release the lock.  Also what ends the call (frees the connection). */
+void st_pass__fleet_publish(st_pass_fleet *f, const st_cache_key_fields *fields, const char *unserved);
+void st_pass__fleet_end(st_pass_fleet *f);
 
 #endif

@@ -1,7 +1,9 @@
 /* Whether an entry found under the key is served: a tuned result (re-checked by the independent
  * checker when another sasstune version made it), a negative one ("nothing beat stock", unless a
  * retune is asked for or the current budget is larger than the one it was tuned with), or
- * neither (a miss, with why).  docs/cache.md, "Negative results" and "Other sasstune versions". */
+ * neither (a miss, with why).  An entry from the fleet tier (Redis) is always re-checked and, when
+ * served, copied into the local cache.  docs/cache.md, "Negative results", "Other sasstune
+ * versions" and "Fleet". */
 #include "pass_internal.h"
 #include "sasstune/cubin.h"
 #include "sasstune/sched.h"
@@ -48,38 +50,65 @@ static int retune_due(const st_pass_settings *s, const st_cache_info *i, char *w
 	return 0;
 }
 
-st_pass_serve st_pass__serve(const st_pass_settings *s, st_cache *cache, st_cache_entry *e, const uint8_t *cubin,
-			     size_t size, char *msg, size_t n)
+/* Store a served entry in the local cache as this version's (same key, variant kept). */
+static int record_locally(st_cache *cache, st_cache_entry *e)
+{
+	st_cache_key_fields f;
+	st_cache_info_key_fields(st_cache_entry_info(e), &f);
+	f.sasstune_version = NULL; /* this library's: its checker passed it */
+	st_cache_record rec;
+	st_cache_entry_record(e, &rec);
+	st_error se = {0};
+	return st_cache_store(cache, &f, &rec, &se) == ST_OK;
+}
+
+/* remote: the entry came from the fleet tier (Redis): its tuned cubin is always re-checked, and
+ * what is served is copied into the local cache. */
+static st_pass_serve serve_entry(const st_pass_settings *s, st_cache *cache, st_cache_entry *e, const uint8_t *cubin,
+				 size_t size, char *msg, size_t n, int remote)
 {
 	const st_cache_info *i = st_cache_entry_info(e);
+	const char *from = remote ? "from Redis, " : "";
 	msg[0] = '\0';
 	if (i->negative) {
 		if (retune_due(s, i, msg, n))
 			return ST_SERVE_MISS;
-		snprintf(msg, n, "cached: " ST_PLUGIN_NEGATIVE " (tuned %s, budget %.40s, best ratio %.4f; entry %.12s)",
-			 i->date, i->budget, i->best_ratio, i->key);
+		int copied = remote && record_locally(cache, e);
+		snprintf(msg, n, "cached: " ST_PLUGIN_NEGATIVE " (%stuned %s, budget %.40s, best ratio %.4f; entry %.12s%s)",
+			 from, i->date, i->budget, i->best_ratio, i->key, copied ? "; copied to the local cache" : "");
 		return ST_SERVE_NEGATIVE;
 	}
-	if (!strcmp(i->sasstune_version, ST_VERSION_STRING))
+	if (!remote && !strcmp(i->sasstune_version, ST_VERSION_STRING))
 		return ST_SERVE_TUNED;
 	st_error err = {0};
 	if (recheck(cubin, size, i, &err) != ST_OK) {
 		/* A compile variant's cubin is not a rewrite of the stock one: the checker refuses it. */
-		snprintf(msg, n, "entry made by sasstune %.40s not served: the checker refused it (%.300s%s%.40s)",
+		snprintf(msg, n, "entry %smade by sasstune %.40s not served: the checker refused it (%.300s%s%.40s)", from,
 			 i->sasstune_version, err.msg, i->variant_ptxas_version ? "; made from a ptxas variant " : "",
 			 i->variant_ptxas_version ? i->variant_ptxas_version : "");
 		return ST_SERVE_MISS;
 	}
 	/* Passed: record it as ours (same key, variant kept), so that later hits need no re-check. */
-	st_cache_key_fields f;
-	st_cache_info_key_fields(i, &f);
-	f.sasstune_version = NULL; /* this library's */
-	st_cache_record rec;
-	st_cache_entry_record(e, &rec);
-	st_error se = {0};
-	snprintf(msg, n, "made by sasstune %.40s, re-checked%s", i->sasstune_version,
-		 st_cache_store(cache, &f, &rec, &se) == ST_OK ? " and re-recorded" : "");
+	int stored = record_locally(cache, e);
+	if (remote)
+		snprintf(msg, n, "from Redis (made by sasstune %.40s), re-checked%s", i->sasstune_version,
+			 stored ? " and copied to the local cache" : "");
+	else
+		snprintf(msg, n, "made by sasstune %.40s, re-checked%s", i->sasstune_version,
+			 stored ? " and re-recorded" : "");
 	return ST_SERVE_TUNED;
+}
+
+st_pass_serve st_pass__serve(const st_pass_settings *s, st_cache *cache, st_cache_entry *e, const uint8_t *cubin,
+			     size_t size, char *msg, size_t n)
+{
+	return serve_entry(s, cache, e, cubin, size, msg, n, 0);
+}
+
+st_pass_serve st_pass__serve_remote(const st_pass_settings *s, st_cache *cache, st_cache_entry *e,
+				    const uint8_t *cubin, size_t size, char *msg, size_t n)
+{
+	return serve_entry(s, cache, e, cubin, size, msg, n, 1);
 }
 
 st_status st_pass__check_budget(int64_t *seconds, const char *v, const char *from, st_error *err)

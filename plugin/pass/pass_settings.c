@@ -23,6 +23,7 @@ void st_pass__settings_free(st_pass_settings *s)
 	free(s->gpu_name);
 	free(s->compute_capability);
 	free(s->driver_version);
+	st_pass__redis_free(&s->redis);
 	memset(s, 0, sizeof *s);
 }
 
@@ -91,7 +92,8 @@ static int known(const char *name)
 {
 	static const char *const names[] = {"mode",	"log",	    "cache_dir",	  "budget",	    "policy",
 					    "gpu_name", "compute_capability", "driver_version", "retune", "device",
-					    "variants"};
+					    "variants", "redis", "redis_prefix", "redis_timeout", "redis_lock_ttl",
+					    "redis_locked", "redis_retry"};
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
 		if (!strcmp(name, names[i]))
 			return 1;
@@ -113,6 +115,8 @@ static st_status apply(st_pass_settings *s, const char *name, const char *v, con
 		return st_pass__set_device(&s->device, v, from, err);
 	if (!strcmp(name, "variants"))
 		return set_variants(s, v, from, err);
+	if (!strncmp(name, "redis", 5)) /* the fleet tier: pass_redis_settings.c */
+		return st_pass__redis_apply(&s->redis, name, v, from, err);
 	char **slot = !strcmp(name, "cache_dir")	  ? &s->cache_dir
 		      : !strcmp(name, "budget")		  ? &s->budget
 		      : !strcmp(name, "policy")		  ? &s->policy
@@ -134,11 +138,18 @@ st_status st_pass__settings_load(st_pass_settings *s, const char *options_json, 
 		    {"SASSTUNE_POLICY", "policy"},
 		    {"SASSTUNE_LOG", "log"},
 		    {"SASSTUNE_RETUNE", "retune"},
-		    {"SASSTUNE_VARIANTS", "variants"}};
+		    {"SASSTUNE_VARIANTS", "variants"},
+		    {"SASSTUNE_REDIS", "redis"},
+		    {"SASSTUNE_REDIS_PREFIX", "redis_prefix"},
+		    {"SASSTUNE_REDIS_TIMEOUT", "redis_timeout"},
+		    {"SASSTUNE_REDIS_LOCK_TTL", "redis_lock_ttl"},
+		    {"SASSTUNE_REDIS_LOCKED", "redis_locked"},
+		    {"SASSTUNE_REDIS_RETRY", "redis_retry"}};
 	memset(s, 0, sizeof *s);
 	s->mode = ST_PASS_TUNE;
 	s->budget_seconds = ST_PASS_BUDGET_DEFAULT;
 	s->log_level = ST_LOG_WARN;
+	st_pass__redis_defaults(&s->redis);
 	st_status rc = ST_OK;
 	for (size_t i = 0; rc == ST_OK && i < sizeof envs / sizeof envs[0]; i++) {
 		const char *v = getenv(envs[i].env);
