@@ -194,10 +194,33 @@ st_status st_cache_remote_lookup(st_cache_entry **out, st_cache_remote *r, const
 	return rc;
 }
 
-/* Replaces the whole hash in one script run, so a reader never sees one store's entry with
- * another's cubin (a negative entry has no cubin field). */
-static const char STORE_LUA[] = "redis.call('del', KEYS[1]) redis.call('hset', KEYS[1], 'entry', ARGV[1]) "
-				"if #ARGV > 1 then redis.call('hset', KEYS[1], 'cubin', ARGV[2]) end return 1";
+/* MULTI: DEL, HSET entry [cubin], EXEC, pipelined: the hash is replaced as one, so a reader never
+ * sees one store's entry with another's cubin (a negative entry has no cubin field).  A full
+ * Redis refuses the queued HSET and EXEC aborts (scripts would bypass maxmemory). */
+static st_status store_tx(st_cache_remote *r, const char *k, const char *json, const st_cache_record *rec,
+			  st_error *err)
+{
+	const char *multi[] = {"MULTI"}, *exec[] = {"EXEC"}, *del[] = {"DEL", k};
+	const char *hset[] = {"HSET", k, "entry", json, "cubin", (const char *)rec->tuned_cubin};
+	size_t one[] = {5}, four[] = {4}, dl[] = {3, strlen(k)};
+	size_t hl[] = {4, strlen(k), 5, strlen(json), 5, rec->negative ? 0 : rec->tuned_cubin_size};
+	if (r->broken)
+		return st_error_set(err, r->broken, "%s", r->why);
+	redisAppendCommandArgv(r->c, 1, multi, one);
+	redisAppendCommandArgv(r->c, 2, del, dl);
+	redisAppendCommandArgv(r->c, rec->negative ? 4 : 6, hset, hl);
+	redisAppendCommandArgv(r->c, 1, exec, four);
+	st_status rc = ST_OK;
+	for (int i = 0; i < 4; i++) {
+		redisReply *rep = NULL;
+		if (redisGetReply(r->c, (void **)&rep) != REDIS_OK || !rep)
+			return conn_failed(r, "HSET", err);
+		if (rep->type == REDIS_REPLY_ERROR && rc == ST_OK)
+			rc = st_error_set(err, ST_EIO, "Redis %.100s refused HSET: %.200s", r->where, rep->str ? rep->str : "");
+		freeReplyObject(rep);
+	}
+	return rc;
+}
 
 st_status st_cache_remote_store(st_cache_remote *r, const st_cache_key_fields *fields, const st_cache_record *rec,
 				st_error *err)
@@ -209,12 +232,7 @@ st_status st_cache_remote_store(st_cache_remote *r, const st_cache_key_fields *f
 	if (rc != ST_OK)
 		return rc;
 	st_cache__redis_key(r, key, "", k, sizeof k);
-	int has_cubin = !rec->negative;
-	const char *argv[] = {"EVAL", STORE_LUA, "1", k, json, (const char *)rec->tuned_cubin};
-	size_t lens[] = {4, sizeof STORE_LUA - 1, 1, strlen(k), strlen(json), has_cubin ? rec->tuned_cubin_size : 0};
-	redisReply *rep;
-	rc = st_cache__redis_cmd(r, &rep, has_cubin ? 6 : 5, argv, lens, err);
-	freeReplyObject(rep);
+	rc = store_tx(r, k, json, rec, err);
 	free(json);
 	return rc;
 }
