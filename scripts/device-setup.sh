@@ -17,6 +17,8 @@ fi
 export ST_PREFIX
 export CMAKE_PREFIX_PATH="$ST_PREFIX/usr"
 export LD_LIBRARY_PATH="$ST_PREFIX/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
+# redis-server and redis-cli (test/gpu/calls/redis.sh), after the machine's own tools
+case ":$PATH:" in *":$ST_PREFIX/usr/bin:"*) ;; *) export PATH="$PATH:$ST_PREFIX/usr/bin" ;; esac
 # The carried libelf is only the static archive, which cannot go into the shared
 # libsasstune.so (not built -fPIC); use the machine's own libelf.so.1 if it has one.
 ST_LIBELF=$ST_PREFIX/usr/lib/x86_64-linux-gnu/libelf.a

@@ -2,6 +2,7 @@
 # Fill .deps/, the folder every GPU call carries to the lent GPU machine (no -dev packages and no
 # network there; docs/gpu-tests.md "The carried .deps/"), here on a Debian 12 machine with network:
 #   .deps/*.deb                        the Debian packages the GPU build needs (apt-get download),
+#                                      and redis-server for test/gpu/calls/redis.sh,
 #                                      unpacked there into a prefix by scripts/device-setup.sh
 #   .deps/wheels/liger_kernel-*.whl    Liger Kernel (pure Python, --no-deps) for test/gpu's client test
 #   .deps/wheels/sasstune-*.whl        this tree's portable wheel (scripts/build-wheel.sh, rebuilt every
@@ -14,7 +15,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 D=.deps
-DEBS=(libelf-dev libcjson-dev libcjson1 zlib1g-dev libcmocka-dev libcmocka0)
+DEBS=(libelf-dev libcjson-dev libcjson1 zlib1g-dev libcmocka-dev libcmocka0
+      # the fleet tier (SASSTUNE_REDIS) and test/gpu/calls/redis.sh: hiredis, redis-server (the binary
+      # is redis-tools' redis-check-rdb; redis-server's .deb holds the link) and their non-base libraries
+      libhiredis-dev libhiredis0.14 redis-server redis-tools libjemalloc2 liblzf1 libatomic1)
 LIGER=${LIGER_VERSION:-0.8.5}
 NVCC_WHEEL=nvidia-cuda-nvcc==13.5.37
 PY=${PYTHON:-python3}
