@@ -162,6 +162,20 @@ class Plugin:
             self._free(ctypes.byref(r))
         return RunResult(code, out, msg, dt)
 
+    def check_redis(self, url):
+        """None when url (SASSTUNE_REDIS) can be used by this library, else why: the library was
+        built without hiredis, or the URL does not parse (the C parser's message)."""
+        avail = getattr(self._dll, "st_cache_remote_available", None)
+        if avail is None or not avail():
+            return "%s was built without hiredis: the Redis tier cannot be used" % self.path
+        parse = self._dll.st_remote_parse_url
+        parse.restype = ctypes.c_int
+        parse.argtypes = [ctypes.c_char_p, ctypes.c_void_p, ctypes.c_void_p]
+        out, err = ctypes.create_string_buffer(2048), ctypes.create_string_buffer(1024)  # st_remote_url, st_error
+        if parse(_enc(url), out, err) != 0:
+            return err.raw[4:].split(b"\0")[0].decode("utf-8", "replace")
+        return None
+
     def __repr__(self):
         return "Plugin(%r, version %s)" % (self.path, self.version)
 

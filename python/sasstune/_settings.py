@@ -29,6 +29,13 @@ KNOBS = {
     "keep_captures": ("SASSTUNE_KEEP_CAPTURES", None),
     "gpu_lock": ("SASSTUNE_GPU_LOCK", None),
     "capture_dir": ("SASSTUNE_CAPTURE_DIR", None),
+    # the fleet tier (docs/cache.md "Fleet"): checked by the C side on every call
+    "redis": ("SASSTUNE_REDIS", "redis"),
+    "redis_prefix": ("SASSTUNE_REDIS_PREFIX", "redis_prefix"),
+    "redis_timeout": ("SASSTUNE_REDIS_TIMEOUT", "redis_timeout"),
+    "redis_lock_ttl": ("SASSTUNE_REDIS_LOCK_TTL", "redis_lock_ttl"),
+    "redis_locked": ("SASSTUNE_REDIS_LOCKED", "redis_locked"),
+    "redis_retry": ("SASSTUNE_REDIS_RETRY", "redis_retry"),
 }
 
 _overrides = {}
@@ -108,6 +115,7 @@ class Settings:
         self.capture_limit = parse_size(values.get("capture_limit", "1G"))
         self.keep_captures = truthy(values.get("keep_captures"))
         self.capture_dir = values.get("capture_dir")  # mode capture: _capture_mode.py
+        self.redis = values.get("redis")  # the fleet tier: _lib.Plugin.check_redis at enable()
         self.gpu_lock = values.get("gpu_lock", "skip")  # _gpulock.py
         if self.gpu_lock not in ("skip", "wait"):
             raise ValueError("SASSTUNE_GPU_LOCK: %r is not skip or wait" % self.gpu_lock)

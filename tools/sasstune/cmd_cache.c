@@ -1,5 +1,6 @@
 /* sasstune cache list|show KEY|clear [--older-than D]: the schedule cache (docs/cache.md). */
 #include "cli.h"
+#include "cmd_cache.h"
 #include "sasstune/cache.h"
 #include "sasstune/sched.h" /* ST_LEGALITY_VERSION */
 
@@ -12,9 +13,9 @@
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: sasstune cache list [--json] [--dir DIR]\n"
-		"       sasstune cache show KEY [--json] [--dir DIR]\n"
-		"       sasstune cache clear [--older-than D] [--json] [--dir DIR]\n\n"
+		"usage: sasstune cache list [--json] [--dir DIR | --redis URL [--prefix P]]\n"
+		"       sasstune cache show KEY [--json] [--dir DIR | --redis URL [--prefix P]]\n"
+		"       sasstune cache clear [--older-than D] [--json] [--dir DIR | --redis URL [--prefix P]]\n\n"
 		"The schedule cache: tuned results keyed by the original cubin's SHA-256, the kernel, the\n"
 		"GPU name and compute capability, the driver and ptxas versions, the legality model's\n"
 		"version and the move families.  Each entry holds the schedule, the confirmed speedup with\n"
@@ -33,14 +34,13 @@ static void usage(FILE *out)
 		"  --json          print one JSON object instead of text\n"
 		"  --dir DIR       the cache folder (default $SASSTUNE_CACHE_DIR, else\n"
 		"                  $XDG_CACHE_HOME/sasstune, else ~/.cache/sasstune)\n"
+		"  --redis URL     the fleet tier instead of the folder: redis://host:port/db (docs/cache.md,\n"
+		"                  \"Fleet\"); entries that would be refused are shown as invalid\n"
+		"  --prefix P      the Redis key prefix (default $SASSTUNE_REDIS_PREFIX, else sasstune:)\n"
 		"  -h, --help\n\n"
 		"exit status: 0 ok, 1 no such entry, an invalid entry shown, or an i/o error, 2 usage error\n");
 }
 
-struct opts {
-	const char *sub, *key, *dir, *older;
-	int json;
-};
 
 static int parse(int argc, char **argv, struct opts *o)
 {
@@ -53,12 +53,13 @@ static int parse(int argc, char **argv, struct opts *o)
 		}
 		if (!strcmp(a, "--json")) {
 			o->json = 1;
-		} else if (!strcmp(a, "--dir") || !strcmp(a, "--older-than")) {
+		} else if (!strcmp(a, "--dir") || !strcmp(a, "--older-than") || !strcmp(a, "--redis") ||
+			   !strcmp(a, "--prefix")) {
 			if (i + 1 >= argc) {
 				st_cli_error("cache", "%s needs a value", a);
 				return ST_EXIT_USAGE;
 			}
-			*(a[2] == 'd' ? &o->dir : &o->older) = argv[++i];
+			*(a[2] == 'd' ? &o->dir : a[2] == 'o' ? &o->older : a[2] == 'r' ? &o->redis : &o->prefix) = argv[++i];
 		} else if (a[0] == '-' && a[1]) {
 			st_cli_error("cache", "unknown option '%s' (see sasstune cache --help)", a);
 			return ST_EXIT_USAGE;
@@ -84,6 +85,10 @@ static int parse(int argc, char **argv, struct opts *o)
 		st_cli_error("cache", "show needs a KEY");
 		return ST_EXIT_USAGE;
 	}
+	if (o->redis && o->dir) {
+		st_cli_error("cache", "--redis and --dir are two different tiers: give one");
+		return ST_EXIT_USAGE;
+	}
 	if (o->older && !is_clear) {
 		st_cli_error("cache", "--older-than goes with clear");
 		return ST_EXIT_USAGE;
@@ -107,7 +112,7 @@ static void add_variant_json(cJSON *o, const st_cache_info *i)
 
 /* The entry as JSON; schedule and verification as objects.  A negative entry has best_ratio
  * and why instead of speedup and tuned_cubin; a stale one is never served. */
-static cJSON *entry_json(const st_cache_info *i)
+cJSON *st_cache_cli_entry_json(const st_cache_info *i)
 {
 	cJSON *o = cJSON_CreateObject();
 	if (!o)
@@ -147,7 +152,7 @@ static cJSON *entry_json(const st_cache_info *i)
 }
 
 /* One text line of list. */
-static void print_line(const char *key, const st_cache_info *i)
+void st_cache_cli_print_line(const char *key, const st_cache_info *i)
 {
 	char gpu[300], result[160];
 	snprintf(gpu, sizeof gpu, "%s (%s)", i->gpu_name, i->compute_capability);
@@ -161,7 +166,7 @@ static void print_line(const char *key, const st_cache_info *i)
 	printf("\n");
 }
 
-static int print_json(cJSON *o)
+int st_cache_cli_print_json(cJSON *o)
 {
 	int bad = st_cli_print_json(o, 1);
 	cJSON_Delete(o);
@@ -194,7 +199,7 @@ static int on_list(const char *key, const st_cache_entry *e, const char *problem
 	s->negative += i && i->negative;
 	s->stale += i && i->stale;
 	if (s->o->json) {
-		cJSON *item = i ? entry_json(i) : cJSON_CreateObject();
+		cJSON *item = i ? st_cache_cli_entry_json(i) : cJSON_CreateObject();
 		if (item && !i) {
 			cJSON_AddStringToObject(item, "key", key);
 			cJSON_AddFalseToObject(item, "valid");
@@ -206,7 +211,7 @@ static int on_list(const char *key, const st_cache_entry *e, const char *problem
 			return 1;
 		}
 	} else if (i) {
-		print_line(key, i);
+		st_cache_cli_print_line(key, i);
 	} else {
 		printf("%.12s  invalid: %s\n", key, problem);
 	}
@@ -233,7 +238,7 @@ static int cmd_list(st_cache *c, const struct opts *o)
 		return s.oom ? (st_cli_error("cache", "out of memory"), ST_EXIT_FAIL) : st_cli_fail("cache", &err);
 	}
 	if (o->json) {
-		int code = print_json(root);
+		int code = st_cache_cli_print_json(root);
 		return code != ST_EXIT_OK ? code : s.invalid ? ST_EXIT_FAIL : ST_EXIT_OK;
 	}
 	printf("%d %s (%d negative, %d stale, %d invalid) in %s\n", s.valid + s.invalid,
@@ -243,10 +248,10 @@ static int cmd_list(st_cache *c, const struct opts *o)
 
 /* ---- show ------------------------------------------------------------------------------ */
 
-static int show_json(st_cache_entry *e)
+int st_cache_cli_show_json(st_cache_entry *e)
 {
 	const st_cache_info *i = st_cache_entry_info(e);
-	cJSON *j = entry_json(i);
+	cJSON *j = st_cache_cli_entry_json(i);
 	if (j && !i->negative) {
 		const char *st = st_cache_entry_schedule(e), *vt = st_cache_entry_verification(e);
 		cJSON *sched = st ? cJSON_Parse(st) : NULL, *verif = vt ? cJSON_Parse(vt) : NULL;
@@ -260,10 +265,10 @@ static int show_json(st_cache_entry *e)
 			j = NULL;
 		}
 	}
-	return print_json(j);
+	return st_cache_cli_print_json(j);
 }
 
-static int show_text(st_cache_entry *e)
+int st_cache_cli_show_text(st_cache_entry *e)
 {
 	const st_cache_info *i = st_cache_entry_info(e);
 	printf("key                 %s\n", i->key);
@@ -313,7 +318,7 @@ static int cmd_show(st_cache *c, const struct opts *o)
 	}
 	if (rc != ST_OK)
 		return st_cli_fail("cache", &err);
-	int code = o->json ? show_json(e) : show_text(e);
+	int code = o->json ? st_cache_cli_show_json(e) : st_cache_cli_show_text(e);
 	st_cache_entry_free(e);
 	return code;
 }
@@ -377,7 +382,7 @@ static int cmd_clear(st_cache *c, const struct opts *o)
 	if (o->json) {
 		cJSON_AddNumberToObject(root, "kept", kept);
 		cJSON_AddStringToObject(root, "dir", st_cache_dir(c));
-		int pc = print_json(root);
+		int pc = st_cache_cli_print_json(root);
 		return code != ST_EXIT_OK ? code : pc;
 	}
 	printf("removed %zu %s, kept %d, in %s\n", removed, removed == 1 ? "entry" : "entries", kept, st_cache_dir(c));
@@ -390,6 +395,8 @@ int st_cmd_cache(int argc, char **argv)
 	int rc = parse(argc, argv, &o);
 	if (rc != 0)
 		return rc < 0 ? ST_EXIT_OK : rc;
+	if (o.redis) /* cmd_cache_redis.c */
+		return st_cache_cli_remote(&o);
 	st_cache *c;
 	st_error err = {0};
 	if (st_cache_open(&c, o.dir, &err) != ST_OK)
