@@ -24,7 +24,8 @@ redis-server --bind 127.0.0.1 --port "$PORT" --dir "$RD" --save '' --appendonly 
 RPID=$!
 trap 'kill $RPID 2>/dev/null; wait $RPID 2>/dev/null; rm -rf "$RD"' EXIT
 for _ in $(seq 50); do redis-cli -p "$PORT" ping 2>/dev/null | grep -q PONG && break; sleep 0.1; done
-redis-cli -p "$PORT" ping | grep -q PONG || { echo "redis-server did not start"; exit 1; }
+redis-cli -p "$PORT" ping | grep -q PONG ||
+  { echo "redis-server did not start:"; ldd "$(command -v redis-server)" | grep "not found"; tail -5 "$OUT/redis-server.log"; exit 1; }
 export SASSTUNE_LIBRARY=$PWD/build-gpu/libsasstune.so SASSTUNE_WORKER=$PWD/build-gpu/sasstune-worker
 export PYTHONPATH=$PWD/python${PYTHONPATH:+:$PYTHONPATH}
 timeout $(( 570 - ($(date +%s) - T0) )) python3 test/gpu/redis_e2e.py "$OUT/redis.json" \
