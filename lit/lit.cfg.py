@@ -19,6 +19,9 @@ config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "I
 config.substitutions.append(("FileCheck", config.st_filecheck))
 config.substitutions.append(("%nvdisasm", os.path.join(config.st_triton_bin, "nvdisasm")))
 config.substitutions.append(("%ptxas", os.path.join(config.st_triton_bin, "ptxas")))
+# the mock CUDA driver and mock CUPTI (test/mock/) for GPU commands without a GPU
+config.substitutions.append(("%cuda_mock", os.path.join(config.st_build_dir, "test", "libcuda_mock.so")))
+config.substitutions.append(("%cupti_mock", os.path.join(config.st_build_dir, "test", "libcupti_mock.so")))
 
 for var in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "HOME", "PATH", "SASSTUNE_NVDISASM"):
     if var in os.environ:
@@ -28,5 +31,7 @@ config.environment["SASSTUNE_CACHE_DIR"] = os.path.join(config.test_exec_root, "
 
 if os.path.exists(os.path.join(config.st_build_dir, "sasstune-cc")):
     config.available_features.add("sasstune-cc")
+if os.path.exists(os.path.join(config.st_build_dir, "test", "libcupti_mock.so")):
+    config.available_features.add("cupti-mock")
 if os.path.exists(os.path.join(config.st_triton_bin, "nvdisasm")):
     config.available_features.add("nvdisasm")

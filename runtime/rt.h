@@ -106,6 +106,7 @@ enum {
 	ST_MSG_TIME = 3,
 	ST_MSG_QUIT = 4,
 	ST_MSG_PROGRESS = 5, /* worker -> caller during INIT: f64 expected GPU ms still to come */
+	ST_MSG_PROFILE = 6,  /* CUPTI PC sampling of one cubin (docs/profile.md) */
 	ST_MSG_REPLY = 0x100,
 };
 #define ST_PROTO_MAGIC 0x31575453u /* "STW1" */
@@ -118,12 +119,15 @@ enum {
  *          blob cubin
  *   VERIFY blob cubin
  *   TIME   u32 pairs, u32 flags, blob a, blob b (empty: the reference)
+ *   PROFILE u32 period (log2 cycles, 0 default), u32 max_launches, f64 target_ms, blob cubin
+ *          (empty: the reference)
  *   REPLY  u32 status (st_status), str message, then for
  *     INIT   str device, u32 cc_major, u32 cc_minor, u32 driver, u32 sms, u32 l2_bytes,
  *            u32 deterministic, f64 kernel_ms, u32 reps, u32 regs, u32 local_bytes, u64 ref_digest,
  *            f64 init_ms, u32 verify_on_gpu
  *     VERIFY f64 load_ms, f64 verify_ms, u32 regs, u32 local_bytes
- *     TIME   u32 n, u32 reps, f64 wall_ms, f64 a_ms[n], f64 b_ms[n]   (per launch) */
+ *     TIME   u32 n, u32 reps, f64 wall_ms, f64 a_ms[n], f64 b_ms[n]   (per launch)
+ *     PROFILE str samples (the samples file, schema sasstune-samples-1) */
 #define ST_PROTO_MAX (1ull << 32)
 
 typedef struct st_rt_reader {

@@ -4,6 +4,7 @@
  * turns raw timings into ratios with intervals.  This side never loads the
  * CUDA driver. */
 #include "rt.h"
+#include "sasstune/profile.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -533,3 +534,34 @@ st_status st_session_noise(st_session *s, const uint8_t *a, size_t a_size, unsig
 }
 
 void st_session_get_info(const st_session *s, st_session_info *info) { *info = s->info; }
+
+st_status st_session_profile(st_session *s, const uint8_t *cubin, size_t size, unsigned period, double target_ms,
+			     unsigned max_launches, st_profile **out, st_error *err)
+{
+	*out = NULL;
+	if (!s || (period && (period < 5 || period > 31)) || !max_launches || !(target_ms >= 0 && target_ms <= 1e6))
+		return st_error_set(err, ST_EINVAL, "st_session_profile: bad arguments (period 0 or 5..31, launches >= 1)");
+	st_status rc = ensure_worker(s, err);
+	if (rc != ST_OK)
+		return st_error_wrap(err, "starting a new worker"), rc;
+	st_rt_writer w = {0};
+	st_rt_put_u32(&w, period);
+	st_rt_put_u32(&w, max_launches);
+	st_rt_put_f64(&w, target_ms);
+	st_rt_put_blob(&w, cubin, cubin ? size : 0);
+	uint8_t *payload;
+	st_rt_reader rd;
+	/* CUPTI's own start-up, then the launches (the worker reports their expected time) */
+	rc = exchange(s, ST_MSG_PROFILE, &w, budget_ms(s, 30000 + 20 * target_ms), &payload, &rd, err);
+	st_buf_free(&w.b);
+	char *text = rc == ST_OK ? st_rt_get_str(&rd) : NULL;
+	free(payload);
+	if (rc == ST_OK && !text)
+		rc = st_error_set(err, ST_EFORMAT, "the worker sent a malformed PROFILE reply");
+	if (rc == ST_OK && (rc = st_profile_parse(text, strlen(text), out, err)) != ST_OK)
+		st_error_wrap(err, "the worker's samples");
+	if (rc == ST_OK)
+		snprintf(st_profile_meta_of(*out)->device, sizeof st_profile_meta_of(*out)->device, "%s", s->info.device);
+	free(text);
+	return rc;
+}

@@ -3,6 +3,7 @@
  * requests.  After a kernel faults the context is unusable, so the worker
  * replies and exits; the caller starts a new one. */
 #include "cuda.h"
+#include "cupti.h"
 #include "rt.h"
 
 #include <math.h>
@@ -94,6 +95,7 @@ typedef struct worker {
 	uint64_t *results_host;
 	bool no_graphs;      /* graphs failed once: time with plain launches */
 	double idle_since;   /* host time when the GPU last went idle (0: never busy) */
+	st_cupti *cupti;     /* loaded at the first PROFILE request */
 } worker;
 
 /* ---- replies ---- */
@@ -890,8 +892,74 @@ static st_status do_time(worker *w, st_rt_reader *rd, st_rt_writer *out, st_erro
 	return rc;
 }
 
+/* ---- PROFILE: CUPTI PC sampling (docs/profile.md) ---- */
+static st_status profile_run(worker *w, wmod *m, unsigned launches, st_profile *prof, st_error *err)
+{
+	st_status rc = reset_buffers(w, 0, err);
+	if (rc == ST_OK)
+		rc = st_cupti_start(w->cupti, err);
+	for (unsigned i = 0; rc == ST_OK && i < launches; i++)
+		rc = launch(w, m, err);
+	CUresult r = w->cu.StreamSynchronize(w->stream);
+	w->idle_since = st_rt_now_ms();
+	if (rc == ST_OK && r != CUDA_SUCCESS)
+		rc = cuerr(w, err, r, "kernel %s while sampling", w->spec->kernel);
+	if (rc == ST_OK)
+		rc = st_cupti_stop(w->cupti, prof, err);
+	return rc;
+}
+
+/* Sample the warps' program counters while the kernel runs `launches` times (enough for
+ * target_ms of GPU time).  The module is loaded again after sampling is enabled, so that
+ * CUPTI sees its load; the input set is set 0. */
+static st_status do_profile(worker *w, st_rt_reader *rd, st_rt_writer *out, st_error *err)
+{
+	unsigned period = st_rt_get_u32(rd), max_launches = st_rt_get_u32(rd);
+	double target_ms = st_rt_get_f64(rd), t0 = st_rt_now_ms();
+	size_t size;
+	const uint8_t *cubin = st_rt_get_blob(rd, &size);
+	if (rd->bad || (period && (period < 5 || period > 31)) || max_launches < 1 || !(target_ms >= 0))
+		return st_error_set(err, ST_EFORMAT, "malformed PROFILE request");
+	if (!size) {
+		cubin = w->mods[0].bytes;
+		size = w->mods[0].size;
+	}
+	st_status rc = w->cupti ? ST_OK : st_cupti_open(&w->cupti, err);
+	st_profile *prof = NULL;
+	if (rc == ST_OK)
+		rc = st_profile_new(&prof, err);
+	if (rc == ST_OK)
+		rc = st_cupti_enable(w->cupti, (void *)w->ctx, period, err);
+	wmod m = {0};
+	if (rc == ST_OK && (rc = load_module(w, cubin, size, &m, err)) == ST_OK) {
+		double n = ceil(target_ms / w->kernel_ms);
+		unsigned launches = n < 1 ? 1 : n > max_launches ? max_launches : (unsigned)n;
+		progress(w, 20.0 * launches * w->kernel_ms); /* sampling slows the kernel down */
+		rc = profile_run(w, &m, launches, prof, err);
+		st_profile_meta_of(prof)->launches = launches;
+		unload(w, &m);
+	}
+	if (w->cupti && !w->fatal)
+		st_cupti_disable(w->cupti, rc == ST_OK ? prof : NULL);
+	char *text = NULL;
+	if (rc == ST_OK) {
+		st_profile_meta *meta = st_profile_meta_of(prof);
+		snprintf(meta->kernel, sizeof meta->kernel, "%s", w->spec->kernel);
+		meta->period = period;
+		meta->cost_ms = st_rt_now_ms() - t0;
+		if (!(text = st_profile_to_json(prof)))
+			rc = st_error_set(err, ST_ENOMEM, "out of memory");
+	}
+	if (rc == ST_OK)
+		st_rt_put_str(out, text);
+	free(text);
+	st_profile_free(prof);
+	return rc;
+}
+
 static void cleanup(worker *w)
 {
+	st_cupti_close(w->cupti);
 	if (w->cu.lib && w->ctx) {
 		w->cu.CtxSynchronize();
 		for (int i = 0; i < MAX_MODS; i++)
@@ -986,6 +1054,8 @@ int st_worker_serve(int in_fd, int out_fd)
 			rc = do_verify(&w, &rd, &out, &err);
 		} else if (type == ST_MSG_TIME) {
 			rc = do_time(&w, &rd, &out, &err);
+		} else if (type == ST_MSG_PROFILE) {
+			rc = do_profile(&w, &rd, &out, &err);
 		} else {
 			rc = st_error_set(&err, ST_EFORMAT, "unknown request type %u", type);
 		}

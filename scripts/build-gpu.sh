@@ -27,3 +27,4 @@ if ! build > "$LOG" 2>&1; then
     exit 1
   fi
 fi
+grep -h "CUPTI headers" "$LOG" >&2 || true

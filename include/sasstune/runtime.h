@@ -80,6 +80,15 @@ st_status st_session_compare(st_session *s, const uint8_t *a, size_t a_size, con
 st_status st_session_noise(st_session *s, const uint8_t *a, size_t a_size, unsigned pairs,
 			   st_timing *out, st_error *err);
 
+/* Sample warp program counters with CUPTI (loaded in the worker; docs/profile.md) while
+ * cubin (NULL: the reference) runs for about target_ms of GPU time, at most max_launches
+ * launches; period: log2 of the sampling period in cycles, 5..31 (0: CUPTI's default).
+ * *out: the samples (st_profile, profile.h), its meta.device set.  ST_ENOTFOUND when CUPTI
+ * cannot be found, ST_EUNSUPPORTED when built without it or the GPU cannot sample. */
+struct st_profile;
+st_status st_session_profile(st_session *s, const uint8_t *cubin, size_t size, unsigned period, double target_ms,
+			     unsigned max_launches, struct st_profile **out, st_error *err);
+
 typedef struct st_session_info {
 	char device[128];      /* e.g. "NVIDIA H200 (sm_90, driver 13.0)" */
 	bool deterministic;    /* the reference gave identical outputs twice */

@@ -12,6 +12,8 @@
  *   regs R               registers reported (default 32)
  *   params S S ...       parameter sizes (default: 8 8 8 4 8 8)
  *
+ * A real cubin (an ELF64 image for EM_CUDA) loads as op add with the default parameters and answers
+ * to any kernel name (so that `sasstune profile` runs on a fixture cubin).
  * Anything after a line "end" is ignored (tests append bytes to make distinct
  * candidates).  The runtime's PTX comparison kernel (st_cmp32) is run on the
  * host.  CUDA graphs are recorded by stream capture and replayed.  Environment:
@@ -130,6 +132,19 @@ API CUresult cuModuleLoadData(void **mod, const void *image)
 		*mod = m;
 		return 0;
 	}
+	if (!strncmp(t, "\x7f" "ELF", 4) && t[4] == 2 && (unsigned char)t[18] == 190 && t[19] == 0) {
+		/* a real cubin (ELF64, EM_CUDA): op add, any kernel name (for `profile`) */
+		mock_mod *m = calloc(1, sizeof *m);
+		if (!m)
+			return 2;
+		size_t defaults[] = {8, 8, 8, 4, 8, 8};
+		m->time_us = 10;
+		m->regs = 32;
+		m->nparams = 6;
+		memcpy(m->sizes, defaults, sizeof defaults);
+		*mod = m;
+		return 0;
+	}
 	if (strncmp(t, "MOCKCUBIN\n", 10))
 		return t[0] == '.' ? 218 : 200; /* CUDA_ERROR_INVALID_PTX / INVALID_IMAGE */
 	mock_mod *m = calloc(1, sizeof *m);
@@ -179,7 +194,7 @@ API CUresult cuModuleUnload(void *mod) { free(mod); return 0; }
 API CUresult cuModuleGetFunction(void **fn, void *mod, const char *name)
 {
 	mock_mod *m = mod;
-	if (strcmp(m->kernel, name))
+	if (m->kernel[0] && strcmp(m->kernel, name))
 		return 500; /* CUDA_ERROR_NOT_FOUND */
 	*fn = m;
 	return 0;

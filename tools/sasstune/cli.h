@@ -26,6 +26,7 @@ enum {
 	X(run, "verify and time a cubin on the GPU")                                          \
 	X(compare, "time two cubins against each other (paired, interleaved)")                \
 	X(noise, "measure the timing noise floor of a cubin (A/A)")                           \
+	X(profile, "where a kernel's warps wait: stall samples per instruction (CUPTI)")      \
 	X(tune, "search for a faster schedule of a cubin")                                    \
 	X(train, "train a move policy over a set of kernels")                                 \
 	X(apply, "apply a learned policy to a cubin, with no GPU")                            \
