@@ -10,7 +10,8 @@
  * default + hoist, wide + hoist, wide swaps + hoists (no control edits), wide hoists only.
  *
  * usage: soundness CUBIN LISTING LAUNCH.json OUT_DIR [--walks N] [--max-moves M] [--seed S]
- *                  [--rotate R] [--hoist 0|1]
+ *                  [--rotate R] [--hoist 0|1] [--seconds T]
+ * --seconds: stop starting walks after T seconds (0: no limit); the summary gives the walks run.
  * Writes OUT_DIR/summary.json and OUT_DIR/failures/ (walk-W.cubin, walk-W.json). */
 #include "sasstune/cubin.h"
 #include "sasstune/runtime.h"
@@ -69,7 +70,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	const char *cubin_path = argv[1], *listing = argv[2], *launch_path = argv[3], *out = argv[4];
-	unsigned walks = 1000, max_moves = 64, rotate = 250, hoist = 0;
+	unsigned walks = 1000, max_moves = 64, rotate = 250, hoist = 0, seconds = 0;
 	unsigned long long seed = 1;
 	for (int i = 5; i + 1 < argc; i += 2) {
 		unsigned long v = strtoul(argv[i + 1], NULL, 0);
@@ -83,6 +84,8 @@ int main(int argc, char **argv)
 			rotate = v ? (unsigned)v : 1;
 		else if (!strcmp(argv[i], "--hoist"))
 			hoist = v != 0;
+		else if (!strcmp(argv[i], "--seconds"))
+			seconds = (unsigned)v;
 		else {
 			fprintf(stderr, "soundness: unknown option %s\n", argv[i]);
 			return 2;
@@ -131,7 +134,13 @@ int main(int argc, char **argv)
 	int deterministic = 1;
 	st_session *sess = NULL;
 	rng = seed * 0x9e3779b97f4a7c15ull + 1;
+	unsigned planned = walks;
 	for (unsigned w = 0; w < walks; w++) {
+		if (seconds && now() - t_start > seconds) {
+			fprintf(stderr, "soundness: %s: time limit (%u s) reached after %u of %u walks\n", kname, seconds, w, walks);
+			walks = w;
+			break;
+		}
 		if (w % rotate == 0) { /* fresh input sets */
 			st_session_close(sess);
 			sess = NULL;
@@ -234,11 +243,11 @@ int main(int argc, char **argv)
 	size_t n = 0;
 	n += (size_t)snprintf(buf + n, sizeof buf - n,
 			      "{\"cubin\": \"%s\", \"kernel\": \"%s\", \"device\": \"%s\", \"instructions\": %zu, "
-			      "\"walks\": %u, \"max_moves\": %u, \"seed\": %llu, \"sessions\": %u, \"deterministic\": %s, "
+			      "\"walks\": %u, \"walks_planned\": %u, \"max_moves\": %u, \"seed\": %llu, \"sessions\": %u, \"deterministic\": %s, "
 			      "\"families\": \"%s\", \"moves\": {\"total\": %llu, \"swap\": %llu, \"stall\": %llu, \"yield\": %llu, "
 			      "\"reuse\": %llu, \"hoist\": %llu, \"hoist_slots\": %llu}, "
 			      "\"seconds\": %.1f, \"walk_seconds\": %.1f, \"verify_seconds\": %.1f, \"modes\": {",
-			      cubin_path, kname, device, st_sass_count(k), walks, max_moves, seed, sessions,
+			      cubin_path, kname, device, st_sass_count(k), walks, planned, max_moves, seed, sessions,
 			      deterministic ? "true" : "false", hoist ? "swap,ctrl,hoist" : "swap,ctrl", moves_total,
 			      moves_by_kind[0], moves_by_kind[1], moves_by_kind[2], moves_by_kind[3], moves_by_kind[ST_MOVE_HOIST],
 			      hoist_swaps, now() - t_start, t_walk, t_verify);
