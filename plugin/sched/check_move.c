@@ -405,6 +405,8 @@ st_status sc_check(const st_sched *s, st_move mv, sc_fix *fix, uint32_t *rlo, ui
 		fix->n = 0;
 	if (mv.slot >= s->m.n)
 		return st_error_set(err, ST_EINVAL, "move at slot %u: the kernel has %zu slots", mv.slot, s->m.n);
+	if (mv.kind == ST_MOVE_HOIST) /* a chain of swaps (hoist.c); its fix-ups are the swaps' own */
+		return sc_check_hoist(s, mv, rlo, rhi, err);
 	uint32_t j = mv.slot, X = s->at[j];
 	st_ctrl c = s->ctrl[X];
 	switch (mv.kind) {

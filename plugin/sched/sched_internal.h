@@ -15,6 +15,12 @@
 /* Instructions: every walk stops here; a walk that needs more is refused (conservative). */
 #define SC_WINDOW 64
 #define SC_KINDS 4 /* move kinds enumerated per slot: SWAP, STALL, YIELD, REUSE (3 flags share one slot kind) */
+/* Hoist/sink (ST_MOVE_HOIST): a chain of at most this many adjacent swaps, each legal in the state
+ * the previous ones left.  Variants per slot (arg): 0..3 up by 2, 4, 8, and "far" (the longest
+ * legal chain up to SC_HOIST_MAX, listed only when it is not 1, 2, 4 or 8); 4..7 down alike. */
+#define SC_HOIST_MAX 16
+#define SC_HOIST_VARIANTS 8
+#define SC_LEGAL_HOIST 6 /* bit of the first hoist variant in st_sched.legal[slot] */
 
 /* Static facts about one original instruction. */
 enum {
@@ -86,6 +92,7 @@ bool sc_ordered(sc_model *m, uint32_t p, uint32_t c, char *why, size_t n);
 typedef struct sc_change { uint32_t idx, slot; st_ctrl old, now; } sc_change;
 typedef struct sc_undo {
 	st_move m;
+	uint8_t cont; /* a later swap of the hoist that the record before it began: undone with it */
 	uint8_t nchg;
 	sc_change chg[4];
 } sc_undo;
@@ -96,8 +103,9 @@ struct st_sched {
 	st_ctrl *ctrl;      /* current control fields per original index */
 	sc_undo *undo;
 	size_t nundo, capundo;
+	size_t nmoves;       /* moves applied (a hoist is one move of several undo records) */
 	/* legal-move cache: bit (slot * SC_KINDS + kind) plus its read extent */
-	uint8_t *legal;   /* per slot: bit per kind; REUSE uses bits 3..5 for a/b/c */
+	uint16_t *legal;  /* per slot: bit per kind; REUSE uses bits 3..5 for a/b/c, HOIST 6..13 */
 	uint32_t *rlo, *rhi; /* per slot: positions the cached results read */
 	int32_t *fen;     /* Fenwick tree over per-slot legal counts */
 	size_t nlegal;
@@ -108,6 +116,17 @@ struct st_sched {
  * swap needs; rd gets the slot range read. */
 typedef struct sc_fix { uint8_t n; sc_change chg[4]; } sc_fix;
 st_status sc_check(const st_sched *s, st_move m, sc_fix *fix, uint32_t *rlo, uint32_t *rhi, st_error *err);
+/* Hoist/sink (hoist.c).  sc_hoist_reach: how many adjacent swaps in direction dir (-1 up, +1 down)
+ * the insn at `slot` can make in a row (0..SC_HOIST_MAX), each checked in the state the previous
+ * ones left; the state is restored before it returns; [*lo, *hi] widens to every slot read; err
+ * (may be NULL) gets the first refused swap.  sc_hoist_dist: the swaps variant arg takes for that
+ * reach, 0 when the variant is not legal. */
+unsigned sc_hoist_reach(st_sched *s, uint32_t slot, int dir, uint32_t *lo, uint32_t *hi, st_error *err);
+unsigned sc_hoist_dist(unsigned arg, unsigned reach);
+st_status sc_check_hoist(const st_sched *s, st_move m, uint32_t *rlo, uint32_t *rhi, st_error *err);
+/* Apply a swap at `slot` with its fix-up, no refresh (state.c; hoist.c's tentative chains). */
+void sc_swap_raw(st_sched *s, uint32_t slot, const sc_fix *fix);
+void sc_unswap_raw(st_sched *s, uint32_t slot, const sc_fix *fix);
 /* Recompute cached legality for slots whose read range meets [lo, hi]. */
 void sc_refresh(st_sched *s, uint32_t lo, uint32_t hi);
 void sc_refresh_all(st_sched *s);

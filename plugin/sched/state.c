@@ -27,7 +27,7 @@ static size_t fen_find(const st_sched *s, size_t k)
 	return pos; /* 0-based slot */
 }
 
-static int popcount8(unsigned v)
+static int popcount16(unsigned v)
 {
 	int c = 0;
 	for (; v; v &= v - 1)
@@ -35,10 +35,10 @@ static int popcount8(unsigned v)
 	return c;
 }
 
-/* Bits of s->legal[slot]: 0 swap, 1 stall, 2 yield, 3..5 reuse a..c. */
+/* Bits of s->legal[slot]: 0 swap, 1 stall, 2 yield, 3..5 reuse a..c, 6..13 hoist variants. */
 static void recompute(st_sched *s, uint32_t slot)
 {
-	uint8_t bits = 0;
+	uint16_t bits = 0;
 	uint32_t lo = slot, hi = slot, l, h;
 	st_move mv = {ST_MOVE_SWAP, 0, slot, {0}};
 	if (sc_check(s, mv, NULL, &l, &h, NULL) == ST_OK)
@@ -65,7 +65,13 @@ static void recompute(st_sched *s, uint32_t slot)
 			hi = h > hi ? h : hi;
 		}
 	}
-	int delta = popcount8(bits) - popcount8(s->legal[slot]);
+	for (int d = 0; d < 2 && (s->m.flags & ST_SCHED_HOIST); d++) {
+		unsigned reach = sc_hoist_reach(s, slot, d ? 1 : -1, &lo, &hi, NULL);
+		for (unsigned v = 0; v < 4; v++)
+			if (sc_hoist_dist(4 * (unsigned)d + v, reach))
+				bits |= (uint16_t)(1u << (SC_LEGAL_HOIST + 4 * d + v));
+	}
+	int delta = popcount16(bits) - popcount16(s->legal[slot]);
 	if (delta) {
 		fen_add(s, slot, delta);
 		s->nlegal = (size_t)((long)s->nlegal + delta);
@@ -78,8 +84,10 @@ static void recompute(st_sched *s, uint32_t slot)
 void sc_refresh(st_sched *s, uint32_t lo, uint32_t hi)
 {
 	size_t n = s->m.n;
-	size_t a = lo > SC_WINDOW + 4 ? lo - SC_WINDOW - 4 : 0;
-	size_t b = (size_t)hi + SC_WINDOW + 4 < n ? (size_t)hi + SC_WINDOW + 4 : n - 1;
+	/* a cached result reads at most SC_WINDOW (+ a hoist chain) slots either side of its own */
+	size_t r = SC_WINDOW + 4 + (s->m.flags & ST_SCHED_HOIST ? SC_HOIST_MAX + 1 : 0);
+	size_t a = lo > r ? lo - r : 0;
+	size_t b = (size_t)hi + r < n ? (size_t)hi + r : n - 1;
 	for (size_t p = a; p <= b && n; p++)
 		if ((p >= lo && p <= hi) || (s->rhi[p] >= lo && s->rlo[p] <= hi))
 			recompute(s, (uint32_t)p);
@@ -129,7 +137,7 @@ st_status st_sched_new(const st_sass_kernel *k, const st_cubin *c, unsigned flag
 	s->at = malloc(n1 * sizeof *s->at);
 	s->pos = malloc(n1 * sizeof *s->pos);
 	s->ctrl = malloc(n1 * sizeof *s->ctrl);
-	s->legal = calloc(n1, 1);
+	s->legal = calloc(n1, sizeof *s->legal);
 	s->rlo = calloc(n1, sizeof *s->rlo);
 	s->rhi = calloc(n1, sizeof *s->rhi);
 	s->fen = calloc(n1, sizeof *s->fen);
@@ -151,7 +159,7 @@ st_status st_sched_new(const st_sass_kernel *k, const st_cubin *c, unsigned flag
 size_t st_sched_count(const st_sched *s) { return s->m.n; }
 uint32_t st_sched_at(const st_sched *s, size_t slot) { return slot < s->m.n ? s->at[slot] : UINT32_MAX; }
 const st_sass_kernel *st_sched_kernel(const st_sched *s) { return s->m.k; }
-size_t st_sched_depth(const st_sched *s) { return s->nundo; }
+size_t st_sched_depth(const st_sched *s) { return s->nmoves; }
 size_t st_sched_move_count(const st_sched *s) { return s->nlegal; }
 
 st_ctrl st_sched_ctrl(const st_sched *s, size_t slot)
@@ -171,7 +179,7 @@ st_move st_sched_move(const st_sched *s, size_t i)
 	for (size_t x = slot; x > 0; x -= x & (~x + 1))
 		before += (size_t)s->fen[x - 1];
 	size_t k = i - before;
-	uint8_t bits = s->legal[slot];
+	unsigned bits = s->legal[slot];
 	unsigned b = 0;
 	for (;; b++)
 		if (bits >> b & 1) {
@@ -180,8 +188,9 @@ st_move st_sched_move(const st_sched *s, size_t i)
 			k--;
 		}
 	mv.slot = (uint32_t)slot;
-	mv.kind = b == 0 ? ST_MOVE_SWAP : b == 1 ? ST_MOVE_STALL : b == 2 ? ST_MOVE_YIELD : ST_MOVE_REUSE;
-	mv.arg = (uint8_t)(b >= 3 ? b - 3 : 0);
+	mv.kind = b == 0 ? ST_MOVE_SWAP : b == 1 ? ST_MOVE_STALL : b == 2 ? ST_MOVE_YIELD
+		: b < SC_LEGAL_HOIST ? ST_MOVE_REUSE : ST_MOVE_HOIST;
+	mv.arg = (uint8_t)(b >= SC_LEGAL_HOIST ? b - SC_LEGAL_HOIST : b >= 3 ? b - 3 : 0);
 	return mv;
 }
 
@@ -209,6 +218,18 @@ int st_sched_describe(const st_sched *s, st_move m, char *buf, size_t n)
 				s->ctrl[s->at[m.slot]].yield ^ 1u, a->opcode);
 	case ST_MOVE_REUSE:
 		return snprintf(buf, n, "reuse 0x%x %c (%s)", 16 * m.slot, 'a' + (m.arg < 3 ? m.arg : 0), a->opcode);
+	case ST_MOVE_HOIST: {
+		uint32_t lo = m.slot, hi = m.slot;
+		int up = m.arg < 4;
+		unsigned d = m.arg < SC_HOIST_VARIANTS && (s->m.flags & ST_SCHED_HOIST)
+			? sc_hoist_dist(m.arg, sc_hoist_reach((st_sched *)s, m.slot, up ? -1 : 1, &lo, &hi, NULL)) : 0;
+		static const char *const v[4] = {"2", "4", "8", "far"};
+		if (!d)
+			return snprintf(buf, n, "%s 0x%x %s %s (%s; not legal now)", up ? "hoist" : "sink", 16 * m.slot,
+					up ? "up" : "down", v[m.arg % 4], a->opcode);
+		return snprintf(buf, n, "%s 0x%x %s %s -> 0x%x (%s)", up ? "hoist" : "sink", 16 * m.slot, up ? "up" : "down",
+				v[m.arg % 4], 16 * (up ? m.slot - d : m.slot + d), a->opcode);
+	}
 	default:
 		return snprintf(buf, n, "ctrl 0x%x stall %u yield %u W%u R%u wait 0x%x reuse %u (%s)", 16 * m.slot,
 				m.ctrl.stall, m.ctrl.yield, m.ctrl.wbar, m.ctrl.rbar, m.ctrl.wait, m.ctrl.reuse, a->opcode);
@@ -216,45 +237,108 @@ int st_sched_describe(const st_sched *s, st_move m, char *buf, size_t n)
 }
 
 /* ---- apply / undo ------------------------------------------------------------------------------- */
-static void swap_slots(st_sched *s, uint32_t i)
+static sc_undo *push_undo(st_sched *s, st_move m, uint8_t cont, const sc_fix *fix, st_error *err)
 {
-	uint32_t a = s->at[i], b = s->at[i + 1];
-	s->at[i] = b;
-	s->at[i + 1] = a;
-	s->pos[a] = i + 1;
-	s->pos[b] = i;
-}
-
-st_status st_sched_apply(st_sched *s, st_move m, st_error *err)
-{
-	sc_fix fix;
-	st_status rc = sc_check(s, m, &fix, NULL, NULL, err);
-	if (rc)
-		return rc;
 	if (s->nundo == s->capundo) {
 		size_t cap = s->capundo ? 2 * s->capundo : 64;
 		sc_undo *u = realloc(s->undo, cap * sizeof *u);
-		if (!u)
-			return st_error_set(err, ST_ENOMEM, "sched: out of memory");
+		if (!u) {
+			st_error_set(err, ST_ENOMEM, "sched: out of memory");
+			return NULL;
+		}
 		s->undo = u;
 		s->capundo = cap;
 	}
 	sc_undo *u = &s->undo[s->nundo++];
 	memset(u, 0, sizeof *u);
 	u->m = m;
-	uint32_t lo = m.slot, hi = m.slot;
-	if (m.kind == ST_MOVE_SWAP) {
-		swap_slots(s, m.slot);
-		hi = m.slot + 1;
-		s->last_swap = m.slot;
+	u->cont = cont;
+	u->nchg = fix->n;
+	memcpy(u->chg, fix->chg, fix->n * sizeof *fix->chg);
+	return u;
+}
+
+/* Apply one checked move's record (swap or control edit) to the state; widen [*lo, *hi]. */
+static void apply_record(st_sched *s, const sc_undo *u, uint32_t *lo, uint32_t *hi)
+{
+	sc_fix fix = {u->nchg, {{0}}};
+	memcpy(fix.chg, u->chg, u->nchg * sizeof *u->chg);
+	if (u->m.kind == ST_MOVE_SWAP) {
+		sc_swap_raw(s, u->m.slot, &fix);
+		s->last_swap = u->m.slot;
+		*hi = u->m.slot + 1 > *hi ? u->m.slot + 1 : *hi;
+	} else {
+		for (unsigned t = 0; t < fix.n; t++)
+			s->ctrl[fix.chg[t].idx] = fix.chg[t].now;
 	}
-	u->nchg = fix.n;
+	*lo = u->m.slot < *lo ? u->m.slot : *lo;
 	for (unsigned t = 0; t < fix.n; t++) {
-		u->chg[t] = fix.chg[t];
-		s->ctrl[fix.chg[t].idx] = fix.chg[t].now;
-		lo = fix.chg[t].slot < lo ? fix.chg[t].slot : lo;
-		hi = fix.chg[t].slot > hi ? fix.chg[t].slot : hi;
+		*lo = fix.chg[t].slot < *lo ? fix.chg[t].slot : *lo;
+		*hi = fix.chg[t].slot > *hi ? fix.chg[t].slot : *hi;
 	}
+}
+
+static void undo_record(st_sched *s, uint32_t *lo, uint32_t *hi)
+{
+	sc_undo *u = &s->undo[--s->nundo];
+	sc_fix fix = {u->nchg, {{0}}};
+	memcpy(fix.chg, u->chg, u->nchg * sizeof *u->chg);
+	*lo = u->m.slot < *lo ? u->m.slot : *lo;
+	*hi = u->m.slot + 1 > *hi ? u->m.slot + 1 : *hi;
+	for (unsigned t = 0; t < fix.n; t++) {
+		*lo = fix.chg[t].slot < *lo ? fix.chg[t].slot : *lo;
+		*hi = fix.chg[t].slot > *hi ? fix.chg[t].slot : *hi;
+	}
+	if (u->m.kind == ST_MOVE_SWAP)
+		sc_unswap_raw(s, u->m.slot, &fix);
+	else
+		for (unsigned t = fix.n; t-- > 0;)
+			s->ctrl[fix.chg[t].idx] = fix.chg[t].old;
+}
+
+/* A hoist: its chain of swaps, each checked in the state the previous ones left (the same checks
+ * sc_check_hoist made), pushed as one move (the later records marked `cont`). */
+static st_status apply_hoist(st_sched *s, st_move m, uint32_t *lo, uint32_t *hi, st_error *err)
+{
+	uint32_t rl = m.slot, rh = m.slot;
+	st_status rc = sc_check_hoist(s, m, NULL, NULL, err);
+	if (rc)
+		return rc;
+	int up = m.arg < 4;
+	unsigned d = sc_hoist_dist(m.arg, sc_hoist_reach(s, m.slot, up ? -1 : 1, &rl, &rh, NULL));
+	uint32_t p = m.slot;
+	for (unsigned t = 0; t < d; t++) {
+		st_move sw = {ST_MOVE_SWAP, 0, up ? p - 1 : p, {0}};
+		sc_fix fix;
+		sc_undo *u = NULL;
+		if ((rc = sc_check(s, sw, &fix, NULL, NULL, err)) || !(u = push_undo(s, sw, t > 0, &fix, err))) {
+			while (t--) /* not reached: the chain was just checked */
+				undo_record(s, lo, hi);
+			return rc ? rc : ST_ENOMEM;
+		}
+		apply_record(s, u, lo, hi);
+		p = up ? p - 1 : p + 1;
+	}
+	return ST_OK;
+}
+
+st_status st_sched_apply(st_sched *s, st_move m, st_error *err)
+{
+	uint32_t lo = m.slot, hi = m.slot;
+	st_status rc;
+	if (m.kind == ST_MOVE_HOIST) {
+		if ((rc = apply_hoist(s, m, &lo, &hi, err)))
+			return rc;
+	} else {
+		sc_fix fix;
+		sc_undo *u;
+		if ((rc = sc_check(s, m, &fix, NULL, NULL, err)))
+			return rc;
+		if (!(u = push_undo(s, m, 0, &fix, err)))
+			return ST_ENOMEM;
+		apply_record(s, u, &lo, &hi);
+	}
+	s->nmoves++;
 	sc_refresh(s, lo, hi);
 	return ST_OK;
 }
@@ -263,17 +347,11 @@ st_status st_sched_undo(st_sched *s, st_error *err)
 {
 	if (!s->nundo)
 		return st_error_set(err, ST_EINVAL, "sched: nothing to undo");
-	sc_undo *u = &s->undo[--s->nundo];
-	uint32_t lo = u->m.slot, hi = u->m.slot;
-	for (unsigned t = u->nchg; t-- > 0;) {
-		s->ctrl[u->chg[t].idx] = u->chg[t].old;
-		lo = u->chg[t].slot < lo ? u->chg[t].slot : lo;
-		hi = u->chg[t].slot > hi ? u->chg[t].slot : hi;
-	}
-	if (u->m.kind == ST_MOVE_SWAP) {
-		swap_slots(s, u->m.slot);
-		hi = u->m.slot + 1 > hi ? u->m.slot + 1 : hi;
-	}
+	uint32_t lo = s->undo[s->nundo - 1].m.slot, hi = lo;
+	while (s->nundo && s->undo[s->nundo - 1].cont)
+		undo_record(s, &lo, &hi);
+	undo_record(s, &lo, &hi);
+	s->nmoves--;
 	s->last_swap = UINT32_MAX;
 	for (size_t i = s->nundo; i-- > 0;)
 		if (s->undo[i].m.kind == ST_MOVE_SWAP) {
@@ -286,7 +364,7 @@ st_status st_sched_undo(st_sched *s, st_error *err)
 
 void st_sched_reset(st_sched *s)
 {
-	while (s->nundo)
+	while (s->nmoves)
 		st_sched_undo(s, NULL);
 }
 

@@ -6,8 +6,12 @@
  * only, control-code edits only.  Every failing candidate is kept (cubin + schedule) with the
  * independent checker's verdict on it.
  *
+ * With --hoist 1 the hoist family (docs/sched.md) is on in every mode and the four modes are
+ * default + hoist, wide + hoist, wide swaps + hoists (no control edits), wide hoists only.
+ *
  * usage: soundness CUBIN LISTING LAUNCH.json OUT_DIR [--walks N] [--max-moves M] [--seed S]
- *                  [--rotate R]
+ *                  [--rotate R] [--hoist 0|1] [--seconds T]
+ * --seconds: stop starting walks after T seconds (0: no limit); the summary gives the walks run.
  * Writes OUT_DIR/summary.json and OUT_DIR/failures/ (walk-W.cubin, walk-W.json). */
 #include "sasstune/cubin.h"
 #include "sasstune/runtime.h"
@@ -21,7 +25,9 @@
 #include <time.h>
 
 enum { M_DEFAULT, M_WIDE, M_SWAPS, M_CTRL, NMODES };
-static const char *const mode_name[NMODES] = {"default", "wide", "wide-swaps-only", "ctrl-only"};
+static const char *const plain_mode_name[NMODES] = {"default", "wide", "wide-swaps-only", "ctrl-only"};
+static const char *const hoist_mode_name[NMODES] = {"default+hoist", "wide+hoist", "wide-swaps+hoist", "hoist-only"};
+static const char *const *mode_name = plain_mode_name;
 enum { R_OK, R_MISMATCH, R_CRASH, R_TIMEOUT, R_ERROR, NRES };
 static const char *const res_name[NRES] = {"ok", "mismatch", "crash", "timeout", "error"};
 
@@ -64,7 +70,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	const char *cubin_path = argv[1], *listing = argv[2], *launch_path = argv[3], *out = argv[4];
-	unsigned walks = 1000, max_moves = 64, rotate = 250;
+	unsigned walks = 1000, max_moves = 64, rotate = 250, hoist = 0, seconds = 0;
 	unsigned long long seed = 1;
 	for (int i = 5; i + 1 < argc; i += 2) {
 		unsigned long v = strtoul(argv[i + 1], NULL, 0);
@@ -76,6 +82,10 @@ int main(int argc, char **argv)
 			seed = v;
 		else if (!strcmp(argv[i], "--rotate"))
 			rotate = v ? (unsigned)v : 1;
+		else if (!strcmp(argv[i], "--hoist"))
+			hoist = v != 0;
+		else if (!strcmp(argv[i], "--seconds"))
+			seconds = (unsigned)v;
 		else {
 			fprintf(stderr, "soundness: unknown option %s\n", argv[i]);
 			return 2;
@@ -104,15 +114,19 @@ int main(int argc, char **argv)
 	if (st_sass_decode(orig, kname, &so, &k, &err))
 		return die("decode", &err);
 	st_sched *s[NMODES] = {NULL};
+	if (hoist)
+		mode_name = hoist_mode_name;
 	for (int m = 0; m < NMODES; m++) {
 		unsigned flags = m == M_DEFAULT ? 0 : m == M_SWAPS ? ST_SCHED_WIDE | ST_SCHED_NO_CTRL : ST_SCHED_WIDE;
+		if (hoist) /* the last mode walks hoists only */
+			flags = (m == M_CTRL ? ST_SCHED_WIDE | ST_SCHED_NO_CTRL : flags) | ST_SCHED_HOIST;
 		if (st_sched_new(k, orig, flags, &s[m], &err))
 			return die("sched", &err);
 	}
 	size_t size;
 	const uint8_t *data = st_cubin_data(orig, &size);
 	unsigned counts[NMODES][NRES] = {{0}}, checker_bad[NMODES] = {0};
-	unsigned long long moves_by_kind[5] = {0}, moves_total = 0;
+	unsigned long long moves_by_kind[6] = {0}, moves_total = 0, hoist_swaps = 0;
 	unsigned sessions = 0, restarts = 0;
 	double t_start = now(), t_verify = 0, t_walk = 0;
 	char device[128] = "", failures_json[1 << 16] = "";
@@ -120,7 +134,13 @@ int main(int argc, char **argv)
 	int deterministic = 1;
 	st_session *sess = NULL;
 	rng = seed * 0x9e3779b97f4a7c15ull + 1;
+	unsigned planned = walks;
 	for (unsigned w = 0; w < walks; w++) {
+		if (seconds && now() - t_start > seconds) {
+			fprintf(stderr, "soundness: %s: time limit (%u s) reached after %u of %u walks\n", kname, seconds, w, walks);
+			walks = w;
+			break;
+		}
 		if (w % rotate == 0) { /* fresh input sets */
 			st_session_close(sess);
 			sess = NULL;
@@ -145,24 +165,33 @@ int main(int argc, char **argv)
 			if (!nm)
 				break;
 			st_move mv;
-			if (mode == M_CTRL) { /* pick among control edits only */
+			if (mode == M_CTRL) { /* pick among control edits (hoists with --hoist) only */
 				size_t nctrl = 0;
-				for (size_t j = 0; j < nm; j++)
-					nctrl += st_sched_move(st, j).kind != ST_MOVE_SWAP;
+				for (size_t j = 0; j < nm; j++) {
+					unsigned kd = st_sched_move(st, j).kind;
+					nctrl += hoist ? kd == ST_MOVE_HOIST : kd != ST_MOVE_SWAP;
+				}
 				if (!nctrl)
 					break;
 				size_t pick = (size_t)(next() % nctrl);
 				for (size_t j = 0;; j++) {
 					mv = st_sched_move(st, j);
-					if (mv.kind != ST_MOVE_SWAP && pick-- == 0)
+					if ((hoist ? mv.kind == ST_MOVE_HOIST : mv.kind != ST_MOVE_SWAP) && pick-- == 0)
 						break;
 				}
 			} else {
 				mv = st_sched_move(st, (size_t)(next() % nm));
 			}
+			uint32_t from = mv.slot, orig_at = st_sched_at(st, mv.slot); /* hoist_slots: its distance */
 			if (st_sched_apply(st, mv, &err))
 				return die("apply", &err);
-			moves_by_kind[mv.kind < 5 ? mv.kind : 4]++;
+			if (mv.kind == ST_MOVE_HOIST)
+				for (size_t j = 0; j < st_sched_count(st); j++)
+					if (st_sched_at(st, j) == orig_at) {
+						hoist_swaps += j > from ? j - from : from - j;
+						break;
+					}
+			moves_by_kind[mv.kind < 6 ? mv.kind : 4]++;
 			moves_total++;
 		}
 		st_cubin *cand = NULL;
@@ -214,12 +243,14 @@ int main(int argc, char **argv)
 	size_t n = 0;
 	n += (size_t)snprintf(buf + n, sizeof buf - n,
 			      "{\"cubin\": \"%s\", \"kernel\": \"%s\", \"device\": \"%s\", \"instructions\": %zu, "
-			      "\"walks\": %u, \"max_moves\": %u, \"seed\": %llu, \"sessions\": %u, \"deterministic\": %s, "
-			      "\"moves\": {\"total\": %llu, \"swap\": %llu, \"stall\": %llu, \"yield\": %llu, \"reuse\": %llu}, "
+			      "\"walks\": %u, \"walks_planned\": %u, \"max_moves\": %u, \"seed\": %llu, \"sessions\": %u, \"deterministic\": %s, "
+			      "\"families\": \"%s\", \"moves\": {\"total\": %llu, \"swap\": %llu, \"stall\": %llu, \"yield\": %llu, "
+			      "\"reuse\": %llu, \"hoist\": %llu, \"hoist_slots\": %llu}, "
 			      "\"seconds\": %.1f, \"walk_seconds\": %.1f, \"verify_seconds\": %.1f, \"modes\": {",
-			      cubin_path, kname, device, st_sass_count(k), walks, max_moves, seed, sessions,
-			      deterministic ? "true" : "false", moves_total, moves_by_kind[0], moves_by_kind[1], moves_by_kind[2],
-			      moves_by_kind[3], now() - t_start, t_walk, t_verify);
+			      cubin_path, kname, device, st_sass_count(k), walks, planned, max_moves, seed, sessions,
+			      deterministic ? "true" : "false", hoist ? "swap,ctrl,hoist" : "swap,ctrl", moves_total,
+			      moves_by_kind[0], moves_by_kind[1], moves_by_kind[2], moves_by_kind[3], moves_by_kind[ST_MOVE_HOIST],
+			      hoist_swaps, now() - t_start, t_walk, t_verify);
 	unsigned fails = 0;
 	for (int m = 0; m < NMODES; m++) {
 		n += (size_t)snprintf(buf + n, sizeof buf - n, "%s\"%s\": {", m ? ", " : "", mode_name[m]);

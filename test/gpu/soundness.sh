@@ -5,6 +5,12 @@
 # the runtime on fresh input sets (a new session, i.e. new inputs, every ROTATE walks).
 #   bash test/gpu/soundness.sh [OUT_DIR]          (default build-soundness/results)
 #   WALKS=1000 MAX_MOVES=64 SEED=1 ROTATE=250 FIXTURES="add_f32_1M softmax_f32_1024x1024" ...
+#   BUILD_ONLY=1 ...   build the driver only
+#   PAR=8 ...     fixtures run side by side (one process each, one GPU)
+#   FIXTURE_SECONDS=100 ...   no new walk after that many seconds (the summary says how many ran)
+#   FIXTURE_TIMEOUT=120 ...   seconds a fixture may take at most (killed: its result is missing)
+#   HOIST=1 ...   the hoist family on in every mode (modes: default+hoist, wide+hoist,
+#                 wide-swaps+hoist, hoist-only; docs/sched.md "Hoist and sink")
 #   FIXTURE_DIR=test/fixtures/triton-sm90-ptxas13.5 ...   (the fixture set; default
 #   test/fixtures/triton-sm90; each <name>/ holds sm_90.cubin, sm_90.sass, launch.json)
 # Needs an NVIDIA GPU; on the lent machine carry .deps/ (as scripts/test-gpu.sh).  Writes
@@ -39,23 +45,24 @@ CJINC=$(cache CJSON_INCLUDE_DIR); ELFINC=$(cache LIBELF_INCLUDE_DIR)
 (set -x; gcc -O2 -std=c11 -D_GNU_SOURCE -Iinclude -Iplugin -I"$CJINC" -I"$ELFINC" test/gpu/soundness.c \
    "$BUILD/libsasstune_static.a" "$(cache LIBELF_LIBRARY)" "$(cache CJSON_LIBRARY)" $(cache ZLIB_LIBRARY) \
    -ldl -lm -lpthread -o "$BUILD/soundness") >> "$LOG" 2>&1 || { tail -n 20 "$LOG"; exit 1; }
+[ -n "${BUILD_ONLY:-}" ] && exit 0   # BUILD_ONLY=1: build the driver, run nothing
 export SASSTUNE_WORKER=$BUILD/sasstune-worker
-WALKS=${WALKS:-1000}; MAX_MOVES=${MAX_MOVES:-64}; SEED=${SEED:-1}; ROTATE=${ROTATE:-250}
+WALKS=${WALKS:-1000}; MAX_MOVES=${MAX_MOVES:-64}; SEED=${SEED:-1}; ROTATE=${ROTATE:-250}; HOIST=${HOIST:-0}
 {
   echo "# sasstune legality soundness, $(date -u +%Y-%m-%dT%H:%M:%SZ), git $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
   echo "# $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -n 1)"
-  echo "# walks=$WALKS max_moves=$MAX_MOVES seed=$SEED rotate=$ROTATE fixtures=${FIX#$ROOT/}"
+  echo "# walks=$WALKS max_moves=$MAX_MOVES seed=$SEED rotate=$ROTATE hoist=$HOIST fixtures=${FIX#$ROOT/}"
 } > "$OUT/summary.txt"
-status=0
-for f in $FIXTURES; do
+# One fixture: its walks, then its line of the summary in OUT/<f>/line.txt (exit 1: some walk failed).
+run_one() {
+  local f=$1 t0 rc
   mkdir -p "$OUT/$f"
   t0=$(date +%s)
-  "$BUILD/soundness" "$FIX/$f/sm_90.cubin" "$FIX/$f/sm_90.sass" "$FIX/$f/launch.json" "$OUT/$f" \
-    --walks "$WALKS" --max-moves "$MAX_MOVES" --seed "$SEED" --rotate "$ROTATE" \
+  ${FIXTURE_TIMEOUT:+timeout "$FIXTURE_TIMEOUT"} "$BUILD/soundness" "$FIX/$f/sm_90.cubin" "$FIX/$f/sm_90.sass" "$FIX/$f/launch.json" "$OUT/$f" \
+    --walks "$WALKS" --max-moves "$MAX_MOVES" --seed "$SEED" --rotate "$ROTATE" --hoist "$HOIST" --seconds "${FIXTURE_SECONDS:-0}" \
     > "$OUT/$f/stdout.json" 2> "$OUT/$f/stderr.log"
   rc=$?
-  [ $rc -ne 0 ] && status=1
-  python3 - "$f" "$OUT/$f/summary.json" "$rc" "$(( $(date +%s) - t0 ))" >> "$OUT/summary.txt" <<'PY'
+  python3 - "$f" "$OUT/$f/summary.json" "$rc" "$(( $(date +%s) - t0 ))" > "$OUT/$f/line.txt" <<'PY'
 import json, sys
 name, path, rc, secs = sys.argv[1:]
 try:
@@ -64,9 +71,23 @@ except Exception as e:
     print(f"{name}: no summary (exit {rc}): {e}"); sys.exit(0)
 modes = " ".join(f"{m}={v['ok']}/{sum(x for k, x in v.items() if k != 'failures_the_checker_caught')}"
                  for m, v in s["modes"].items())
-print(f"{name}: {s['walks']} walks, {s['moves']['total']} moves, failed {s['failed']} "
+kinds = " ".join(f"{k}={v}" for k, v in s["moves"].items() if k != "total")
+print(f"{name}: {s['walks']} walks, {s['moves']['total']} moves ({kinds}), failed {s['failed']} "
       f"(ok/total per mode: {modes}), deterministic={s['deterministic']}, {secs}s")
 PY
-  tail -n 1 "$OUT/summary.txt"
+  cat "$OUT/$f/line.txt"
+  echo "$rc" > "$OUT/$f/rc"
+}
+# PAR fixtures at a time (default 1; each is one process on one core, sharing the GPU).
+PAR=${PAR:-1}
+for f in $FIXTURES; do
+  while [ "$(jobs -rp | wc -l)" -ge "$PAR" ]; do wait -n; done
+  run_one "$f" &
+done
+wait
+status=0
+for f in $FIXTURES; do
+  cat "$OUT/$f/line.txt" 2>/dev/null >> "$OUT/summary.txt" || echo "$f: no result" >> "$OUT/summary.txt"
+  [ "$(cat "$OUT/$f/rc" 2>/dev/null)" = 0 ] || status=1
 done
 exit $status

@@ -11,45 +11,56 @@
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: sasstune moves CUBIN [--listing F] [--kernel K] [--wide] [--no-ctrl] [--why] [--json]\n\n"
+		"usage: sasstune moves CUBIN [--listing F] [--kernel K] [--wide] [--no-ctrl] [--families L] [--why]\n"
+		"                      [--json]\n\n"
 		"List the moves the legality model allows in each kernel's original state (docs/sched.md):\n"
 		"swaps of adjacent instructions in a block, and control-code edits (lower a stall by one, flip\n"
 		"a yield bit, set a reuse flag).  By default a swap must involve a global or shared load or\n"
 		"store or an async copy (the prototype's set); --wide lets any instruction that is not a fixed\n"
-		"point (control flow, barrier, fence, block entry) move.\n\n"
+		"point (control flow, barrier, fence, block entry) move.  With the hoist family, one move also\n"
+		"carries an instruction 2, 4, 8 or as far as legal (up to 16) slots up (hoist) or down (sink)\n"
+		"in its block: the chain of adjacent swaps, each legal in turn.\n\n"
 		"options:\n"
 		"  --listing F   the cubin's `nvdisasm -hex -c` listing (default: run nvdisasm)\n"
 		"  --kernel K    only kernel K (default: every kernel)\n"
 		"  --wide        the wide setting\n"
 		"  --no-ctrl     swaps only\n"
-		"  --why         also list every refused swap with the dependence it would break\n"
-		"  --json        {\"kernels\": [{kernel, instructions, blocks, setting, counts: {swap, stall,\n"
-		"                yield, reuse, total}, moves: [{kind, slot, offset, text}], refused: [...]}]}\n"
+		"  --families L  move families, a comma list of swap (required), ctrl, hoist (default swap,ctrl;\n"
+		"                --no-ctrl is swap alone)\n"
+		"  --why         also list every refused swap with the dependence it would break, and (hoist\n"
+		"                family) where each instruction's hoist and sink chains stop and why\n"
+		"  --json        {\"kernels\": [{kernel, instructions, blocks, setting, families, counts: {swap,\n"
+		"                stall, yield, reuse, [hoist,] total}, moves: [{kind, slot, offset, text}],\n"
+		"                refused: [...]}]}\n"
 		"  -h, --help\n\n"
 		"exit status: 0 listed, 1 the cubin or listing cannot be read, 2 usage error\n");
 }
 
 static const char *kind_name(unsigned k)
 {
-	static const char *const n[] = {"swap", "stall", "yield", "reuse", "ctrl"};
-	return k < 5 ? n[k] : "?";
+	static const char *const n[] = {"swap", "stall", "yield", "reuse", "ctrl", "hoist"};
+	return k < 6 ? n[k] : "?";
 }
 
 int st_cmd_moves(int argc, char **argv)
 {
-	const char *path = NULL, *listing = NULL, *kernel = NULL;
+	const char *path = NULL, *listing = NULL, *kernel = NULL, *families = NULL;
 	unsigned flags = 0;
 	int json = 0, why = 0;
 	const st_cli_opt opts[] = {
 		ST_OPT_STR("--listing", &listing), ST_OPT_STR("--kernel", &kernel),
 		ST_OPT_BIT("--wide", &flags, ST_SCHED_WIDE), ST_OPT_BIT("--no-ctrl", &flags, ST_SCHED_NO_CTRL),
-		ST_OPT_FLAG("--why", &why), ST_OPT_FLAG("--json", &json), ST_OPT_END,
+		ST_OPT_STR("--families", &families), ST_OPT_FLAG("--why", &why), ST_OPT_FLAG("--json", &json), ST_OPT_END,
 	};
 	const st_cli_need need[] = {{&path, "CUBIN"}, {0}};
 	int code = st_cli_parse(argc, argv, &(st_cli_args){.usage = usage, .opts = opts, .file = &path, .need = need});
 	if (code >= 0)
 		return code;
 	st_error err = {0};
+	if (families && st_sched_parse_families(families, &flags, &err)) {
+		st_cli_error(argv[0], "--families: %s", err.msg);
+		return ST_EXIT_USAGE;
+	}
 	st_cubin *c = NULL;
 	if (st_cubin_open_file(path, &c, &err))
 		return st_cli_fail(argv[0], &err);
@@ -69,7 +80,8 @@ int st_cmd_moves(int argc, char **argv)
 			rc = st_cli_fail(argv[0], &err);
 			break;
 		}
-		size_t nm = st_sched_move_count(s), counts[5] = {0};
+		size_t nm = st_sched_move_count(s), counts[6] = {0};
+		int hoist = (flags & ST_SCHED_HOIST) != 0;
 		for (size_t i = 0; i < nm; i++)
 			counts[st_sched_move(s, i).kind]++;
 		const char *setting = (flags & ST_SCHED_WIDE) ? "wide" : "default";
@@ -81,17 +93,23 @@ int st_cmd_moves(int argc, char **argv)
 			cJSON_AddNumberToObject(kj, "instructions", (double)st_sched_count(s));
 			cJSON_AddNumberToObject(kj, "blocks", (double)st_sass_block_count(sk));
 			cJSON_AddStringToObject(kj, "setting", setting);
+			cJSON_AddStringToObject(kj, "families", st_sched_families(flags));
 			cJSON *cj = cJSON_AddObjectToObject(kj, "counts");
 			for (int t = 0; t < 4; t++)
 				cJSON_AddNumberToObject(cj, kind_name((unsigned)t), (double)counts[t]);
+			if (hoist)
+				cJSON_AddNumberToObject(cj, "hoist", (double)counts[ST_MOVE_HOIST]);
 			cJSON_AddNumberToObject(cj, "total", (double)nm);
 			mj = cJSON_AddArrayToObject(kj, "moves");
 			if (why)
 				rj = cJSON_AddArrayToObject(kj, "refused");
 		} else {
-			printf("kernel %s: %zu instructions, %zu blocks, %s setting: %zu legal moves (swap %zu, stall %zu, yield %zu, reuse %zu)\n",
+			printf("kernel %s: %zu instructions, %zu blocks, %s setting: %zu legal moves (swap %zu, stall %zu, yield %zu, reuse %zu",
 			       name, st_sched_count(s), st_sass_block_count(sk), setting, nm, counts[0], counts[1], counts[2],
 			       counts[3]);
+			if (hoist)
+				printf(", hoist %zu", counts[ST_MOVE_HOIST]);
+			printf(")\n");
 		}
 		for (size_t i = 0; i < nm; i++) {
 			st_move mv = st_sched_move(s, i);
@@ -118,6 +136,18 @@ int st_cmd_moves(int argc, char **argv)
 			else
 				printf("  refused: %s\n", e2.msg);
 		}
+		for (size_t j = 0; why && hoist && j < st_sched_count(s); j++)
+			for (unsigned a = 0; a < 8; a += 4) {
+				/* the longest variant refused: names the swap that stops the chain */
+				st_move mv = {ST_MOVE_HOIST, (uint8_t)(a + 3), (uint32_t)j, {0}};
+				st_error e2 = {0};
+				if (!st_sched_check(s, mv, &e2) || strstr(e2.msg, ": 0 swaps"))
+					continue;
+				if (json)
+					cJSON_AddItemToArray(rj, cJSON_CreateString(e2.msg));
+				else
+					printf("  refused: %s\n", e2.msg);
+			}
 		st_sched_free(s);
 		st_sass_free(sk);
 	}

@@ -11,8 +11,8 @@
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: sasstune shuffle CUBIN [--listing F] [--kernel K] [--wide] [--no-ctrl] --steps N --seed S\n"
-		"                        -o OUT [--schedule-out S.json] [-v]\n\n"
+		"usage: sasstune shuffle CUBIN [--listing F] [--kernel K] [--wide] [--no-ctrl] [--families L]\n"
+		"                        --steps N --seed S -o OUT [--schedule-out S.json] [-v]\n\n"
 		"Apply a random walk of N legal moves (docs/sched.md) to each kernel (or kernel K) and write\n"
 		"the result.  Each step picks one of the current state's legal moves uniformly at random\n"
 		"(xorshift64 seeded with S, so the same inputs give the same walk); a kernel with no legal\n"
@@ -23,6 +23,8 @@ static void usage(FILE *out)
 		"  --kernel K         only kernel K\n"
 		"  --wide             any non-fixed instruction may move (default: loads, stores, async copies)\n"
 		"  --no-ctrl          swaps only, no control-code edits\n"
+		"  --families L       move families: swap (required), ctrl, hoist (default swap,ctrl); a hoist\n"
+		"                     is written to the schedule as its swaps and their fix-ups\n"
 		"  --steps N          moves per kernel (required)\n"
 		"  --seed S           random seed (required)\n"
 		"  -o OUT             the shuffled cubin\n"
@@ -45,14 +47,14 @@ static int parse_u64(const char *s, unsigned long long *v)
 int st_cmd_shuffle(int argc, char **argv)
 {
 	const char *path = NULL, *listing = NULL, *kernel = NULL, *out = NULL, *sched_out = NULL;
-	const char *steps_s = NULL, *seed_s = NULL;
+	const char *steps_s = NULL, *seed_s = NULL, *families = NULL;
 	unsigned flags = 0;
 	int verbose = 0;
 	const st_cli_opt opts[] = {
 		ST_OPT_STR("--listing", &listing), ST_OPT_STR("--kernel", &kernel), ST_OPT_STR("-o", &out),
 		ST_OPT_STR("--steps", &steps_s), ST_OPT_STR("--seed", &seed_s), ST_OPT_STR("--schedule-out", &sched_out),
 		ST_OPT_BIT("--wide", &flags, ST_SCHED_WIDE), ST_OPT_BIT("--no-ctrl", &flags, ST_SCHED_NO_CTRL),
-		ST_OPT_FLAG("-v", &verbose), ST_OPT_END,
+		ST_OPT_STR("--families", &families), ST_OPT_FLAG("-v", &verbose), ST_OPT_END,
 	};
 	const st_cli_need need[] = {
 		{&path, "CUBIN"}, {&out, "-o OUT"}, {&steps_s, "--steps N"}, {&seed_s, "--seed S"}, {0},
@@ -61,6 +63,11 @@ int st_cmd_shuffle(int argc, char **argv)
 	if (code >= 0)
 		return code;
 	unsigned long long steps, seed;
+	st_error ferr = {0};
+	if (families && st_sched_parse_families(families, &flags, &ferr)) {
+		st_cli_error(argv[0], "--families: %s", ferr.msg);
+		return ST_EXIT_USAGE;
+	}
 	if (!parse_u64(steps_s, &steps) || steps > 100000000ull) {
 		st_cli_error(argv[0], "--steps: '%s' is not a number of moves (0..100000000)", steps_s);
 		return ST_EXIT_USAGE;
