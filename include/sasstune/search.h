@@ -1,6 +1,7 @@
 /* sasstune: search.  Finds a faster schedule by walking an environment's legal
  * moves (PPO policy, random walk, greedy hill climbing), and accepts a result
- * only after a confirmation evaluation whose 95 % interval lies above 1.0.
+ * only after a racing confirmation: successive halving over the best candidates, then a fresh
+ * final batch for the survivor whose 95 % interval must lie above confirm_min.
  * The environment (sched + a cost model or the GPU) is a set of callbacks.
  * Algorithm, feature meanings, settings and the policy file: docs/search.md. */
 #ifndef SASSTUNE_SEARCH_H
@@ -62,6 +63,20 @@ typedef struct st_search_env {
 } st_search_env;
 
 typedef enum st_search_method { ST_SEARCH_PPO, ST_SEARCH_RANDOM, ST_SEARCH_GREEDY } st_search_method;
+const char *st_search_method_name(st_search_method m); /* "ppo", "random", "greedy"; NULL if unknown */
+
+/* Every evaluation, as it happens (opts.on_eval): the kind, the result, and the candidate's
+ * descriptor = the sum of the feature rows of the moves applied since the original (each row as
+ * the move saw its state), NULL when the environment has no features callback. */
+enum { ST_EVAL_QUICK, ST_EVAL_START, ST_EVAL_RACE, ST_EVAL_FINAL };
+typedef struct st_search_eval_note {
+	size_t env;                 /* index into envs */
+	unsigned kind;              /* ST_EVAL_* */
+	st_eval ev;
+	size_t n_moves;             /* moves since the original */
+	const float *feat_sum;      /* ST_SEARCH_NFEAT floats, or NULL */
+	double model_ratio;         /* filled by the tune module (the cost model's ratio), else 0 */
+} st_search_eval_note;
 
 typedef struct st_search_progress {
 	uint64_t steps, evals, rejected;
@@ -83,6 +98,9 @@ typedef struct st_search_opts {
 	unsigned progress_every;
 	int (*progress)(const st_search_progress *p, void *data);      /* nonzero: stop early */
 	void *progress_data;
+	unsigned race_pairs;                /* pairs a candidate gets in the race's first round */
+	void (*on_eval)(const st_search_eval_note *n, void *data);    /* may be NULL */
+	void *on_eval_data;
 } st_search_opts;
 void st_search_opts_init(st_search_opts *o);
 /* Set one option by its docs/search.md name ("ppo.lr", "method", ...). */
@@ -92,7 +110,11 @@ typedef struct st_search_result {
 	int accepted;           /* 1: env left at a confirmed faster schedule; 0: env reset to the original */
 	st_eval best;           /* the accepted confirmation, else the best quick evaluation */
 	uint64_t steps, evals, rejected, confirms;
+	uint64_t confirm_pairs_spent;   /* pairs of the race and the final batch */
+	unsigned race_candidates, race_rounds;
 	double seconds;
+	double eval_seconds;    /* of seconds, inside the environment's evaluate (the GPU's share) */
+	double policy_seconds;  /* of seconds, PPO's own work: features, forward passes, updates */
 	char *schedule_json;    /* the accepted schedule (when env has schedule_json), else NULL */
 } st_search_result;
 void st_search_result_free(st_search_result *r);

@@ -13,6 +13,10 @@
  * (search option confirm_min, when left at 1.0): gains under 0.5 % are not resolved. */
 #define ST_TUNE_GPU_CONFIRM_MIN 1.005
 
+/* The method st_tune_opts_init picks (sasstune tune, the pass): the one that won at equal GPU time
+ * on the H200 fixtures (docs/tune.md, "The default method"): the random walk. */
+#define ST_TUNE_DEFAULT_METHOD ST_SEARCH_RANDOM
+
 typedef enum st_reward { ST_REWARD_MODEL, ST_REWARD_GPU } st_reward;
 
 typedef struct st_tune_kernel {
@@ -44,7 +48,10 @@ typedef struct st_tune_result {
 	st_eval best;              /* original / output, with its 95 % interval (the model's: lo = hi) */
 	double model_ratio;        /* the cost model's ratio for the output */
 	uint64_t steps, evals, rejected, confirms;
+	uint64_t confirm_pairs_spent;      /* the racing confirmation's pairs (rounds + final batch) */
+	unsigned race_candidates, race_rounds;
 	double seconds, steps_per_s;
+	double eval_seconds, policy_seconds; /* of seconds: in evaluations (GPU/model), PPO's own work */
 	uint8_t *cubin; size_t cubin_size;   /* the output (malloc'ed): tuned, or a copy of the input */
 	char *schedule_json;                 /* the output's moves (docs/cubin.md), malloc'ed */
 	char *verification_json;             /* GPU: what was verified, malloc'ed; else NULL */

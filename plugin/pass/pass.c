@@ -183,7 +183,7 @@ static void store_negative(const struct run_ctx *c, const st_tune_result *tr, co
 	char budget_s[32], why[700];
 	snprintf(budget_s, sizeof budget_s, "%llds", (long long)budget);
 	snprintf(why, sizeof why, "%s%.600s", pick->ran ? "variants chose stock; " : "", tr->message);
-	st_cache_record rec = {.method = "ppo",
+	st_cache_record rec = {.method = st_search_method_name(ST_TUNE_DEFAULT_METHOD),
 			       .budget = budget_s,
 			       .negative = 1,
 			       .best_ratio = tr->best.ratio >= 0 && tr->best.ratio < 1e6 ? tr->best.ratio : 0,
@@ -245,7 +245,7 @@ static void produce(st_plugin_result *r, const struct run_ctx *c, const char *wh
 		st_tune_opts o;
 		st_tune_opts_init(&o);
 		o.reward = ST_REWARD_GPU;
-		o.search.method = ST_SEARCH_PPO;
+		o.search.method = ST_TUNE_DEFAULT_METHOD; /* recorded in the entry below */
 		o.search.steps = 0;
 		o.search.seconds = (double)budget;
 		o.runtime.device = c->set->device; /* the launch's device (options_json "device") */
@@ -285,7 +285,7 @@ static void produce(st_plugin_result *r, const struct run_ctx *c, const char *wh
 					       .speedup = tr.best.ratio,
 					       .speedup_low = tr.best.lo,
 					       .speedup_high = tr.best.hi,
-					       .method = "ppo",
+					       .method = st_search_method_name(o.search.method),
 					       .budget = budget_s,
 					       .tuned_cubin = tr.cubin,
 					       .tuned_cubin_size = tr.cubin_size};

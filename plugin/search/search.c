@@ -35,7 +35,8 @@ static const opt_desc opt_table[] = {
 	OPT("eval_interval", eval_interval, OPT_UNS, 1, 1e6, 1),
 	OPT("eval_pairs", eval_pairs, OPT_UNS, 1, 1e7, 30),
 	OPT("confirm_pairs", confirm_pairs, OPT_UNS, 0, 1e7, 200),
-	OPT("confirm_top", confirm_top, OPT_UNS, 1, 1000, 3),
+	OPT("confirm_top", confirm_top, OPT_UNS, 1, 1000, 8),
+	OPT("race_pairs", race_pairs, OPT_UNS, 1, 1e7, 50),
 	OPT("greedy_k", greedy_k, OPT_UNS, 1, 1e6, 8),
 	OPT("start_best", start_best, OPT_DBL, 0, 1, 0.5),
 	OPT("reward_scale", reward_scale, OPT_DBL, 1e-6, 1e9, 100),
@@ -56,6 +57,11 @@ static const opt_desc opt_table[] = {
 };
 #define N_OPTS (sizeof opt_table / sizeof opt_table[0])
 static const char *const method_names[] = {"ppo", "random", "greedy"};
+
+const char *st_search_method_name(st_search_method m)
+{
+	return (unsigned)m < 3 ? method_names[m] : NULL;
+}
 
 void st_search_opts_init(st_search_opts *o)
 {
@@ -215,6 +221,8 @@ typedef struct envrun {
 	const st_search_env *env;
 	st_search_result *res;
 	path cur;             /* moves applied since the last reset */
+	float *fstack;        /* on_eval only: the feature row of each move of cur, as applied */
+	size_t fstack_cap;    /* rows */
 	path best;            /* the best quick evaluation's state */
 	st_eval best_ev;
 	cand *cands;          /* the confirm_top best distinct states, best first */
@@ -233,7 +241,7 @@ typedef struct run {
 	size_t n_er;
 	st_rng rng;
 	uint64_t steps, evals, rejected, last_progress;
-	double t0;
+	double t0, eval_s, policy_s;
 	int cancelled;
 	st_eval best_all;
 	float *feat;          /* the current state's move rows (+ the stop row) */
@@ -302,10 +310,23 @@ static void progress(run *r, int force)
 
 /* ---- moving the environment ---------------------------------------------------------- */
 
-static st_status er_apply(envrun *e, size_t m, st_error *err)
+static st_status grow(void **p, size_t *cap, size_t need, size_t elem, st_error *err);
+
+/* With on_eval, the move's feature row (in the state it is applied to) goes on fstack. */
+static st_status er_note_features(const run *r, envrun *e, size_t m, st_error *err)
+{
+	if (!r->o->on_eval || !e->env->features)
+		return ST_OK;
+	st_status s = grow((void **)&e->fstack, &e->fstack_cap, e->cur.n + 1, ST_SEARCH_NFEAT * sizeof(float), err);
+	if (!s && (s = e->env->features(e->env->data, m, e->fstack + e->cur.n * ST_SEARCH_NFEAT, err)))
+		return env_fail(s, e, "features of move", m, err);
+	return s;
+}
+
+static st_status er_apply(const run *r, envrun *e, size_t m, st_error *err)
 {
 	st_status s = path_reserve(&e->cur, e->cur.n + 1, err);
-	if (s)
+	if (s || (s = er_note_features(r, e, m, err)))
 		return s;
 	if ((s = e->env->apply(e->env->data, m, err)))
 		return env_fail(s, e, "apply move", m, err);
@@ -332,7 +353,7 @@ static st_status er_reset(envrun *e, st_error *err)
 }
 
 /* Bring the environment to the state `t` (a path from the original). */
-static st_status er_goto(envrun *e, const path *t, st_error *err)
+static st_status er_goto(const run *r, envrun *e, const path *t, st_error *err)
 {
 	size_t k = 0;
 	while (k < e->cur.n && k < t->n && e->cur.v[k] == t->v[k])
@@ -351,18 +372,35 @@ static st_status er_goto(envrun *e, const path *t, st_error *err)
 			return st_error_set(err, ST_EINVAL, "%s: replaying a path, move %zu is out of range "
 					    "(the environment must number moves the same way in the same state)",
 					    env_name(e), t->v[i]);
-		if ((s = er_apply(e, t->v[i], err)))
+		if ((s = er_apply(r, e, t->v[i], err)))
 			return s;
 	}
 	return ST_OK;
 }
 
-static st_status er_eval(run *r, envrun *e, unsigned pairs, st_eval *ev, st_error *err)
+/* Tell on_eval about an evaluation of the current state. */
+static void er_note_eval(const run *r, const envrun *e, unsigned kind, const st_eval *ev)
+{
+	float sum[ST_SEARCH_NFEAT] = {0};
+	int have = e->env->features != NULL;
+	for (size_t i = 0; have && i < e->cur.n; i++)
+		for (size_t f = 0; f < ST_SEARCH_NFEAT; f++)
+			sum[f] += e->fstack[i * ST_SEARCH_NFEAT + f];
+	st_search_eval_note n = {.env = (size_t)(e - r->er), .kind = kind, .ev = *ev, .n_moves = e->cur.n,
+				 .feat_sum = have ? sum : NULL};
+	r->o->on_eval(&n, r->o->on_eval_data);
+}
+
+static st_status er_eval(run *r, envrun *e, unsigned pairs, unsigned kind, st_eval *ev, st_error *err)
 {
 	memset(ev, 0, sizeof *ev);
+	double t = now_s();
 	st_status s = e->env->evaluate(e->env->data, pairs, ev, err);
+	r->eval_s += now_s() - t;
 	if (s)
 		return env_fail(s, e, "evaluate", SIZE_MAX, err);
+	if (r->o->on_eval)
+		er_note_eval(r, e, kind, ev);
 	r->evals++;
 	e->res->evals++;
 	if (ev->status == ST_OK) {
@@ -602,7 +640,7 @@ static st_status eval_pending(run *r, envrun *e, double *reward, int *rejected, 
 	if (e->cur.n <= e->evaluated_len)
 		return ST_OK;
 	st_eval ev;
-	st_status s = er_eval(r, e, r->o->eval_pairs, &ev, err);
+	st_status s = er_eval(r, e, r->o->eval_pairs, ST_EVAL_QUICK, &ev, err);
 	if (s)
 		return s;
 	if (ev.status == ST_OK) {
@@ -628,12 +666,12 @@ static st_status episode(run *r, envrun *e, int ppo, st_error *err)
 		 * as the maximum of noisy ones, so it is biased upwards, and every
 		 * move from it would look like a loss. */
 		st_eval ev;
-		if ((s = er_goto(e, &e->best, err)) || (s = er_eval(r, e, o->eval_pairs, &ev, err)))
+		if ((s = er_goto(r, e, &e->best, err)) || (s = er_eval(r, e, o->eval_pairs, ST_EVAL_START, &ev, err)))
 			return s;
 		e->cur_ratio = ev.status == ST_OK ? ev.ratio : e->best_ev.ratio;
 	} else {
 		path origin = {0};
-		if ((s = er_goto(e, &origin, err)))
+		if ((s = er_goto(r, e, &origin, err)))
 			return s;
 		e->cur_ratio = 1.0;
 	}
@@ -646,9 +684,12 @@ static st_status episode(run *r, envrun *e, int ppo, st_error *err)
 		if (n == 0)
 			break;
 		if (ppo) {
+			double t0 = now_s();
 			if ((s = gather(r, e, n, err)))
 				return s;
-			if ((s = ppo_choose(r, n, t > 0, (double)t / o->episode_len, &a, err)))
+			s = ppo_choose(r, n, t > 0, (double)t / o->episode_len, &a, err);
+			r->policy_s += now_s() - t0;
+			if (s)
 				return s;
 			last = r->n_buf - 1;   /* an update may have emptied the rollout before it */
 		} else {
@@ -657,7 +698,7 @@ static st_status episode(run *r, envrun *e, int ppo, st_error *err)
 		r->steps++;
 		e->res->steps++;
 		int stop = a == n;
-		if (!stop && (s = er_apply(e, a, err)))
+		if (!stop && (s = er_apply(r, e, a, err)))
 			return s;
 		int end = stop || t + 1 == o->episode_len || !budget_ok(r);
 		if (end || e->cur.n - e->evaluated_len >= o->eval_interval) {
@@ -707,12 +748,12 @@ static st_status greedy_iter(run *r, envrun *e, st_error *err)
 		size_t i = e->order_next++, j = i + st_rng_below(&r->rng, n - i), m = e->order[j];
 		e->order[j] = e->order[i];
 		e->order[i] = m;
-		if ((s = er_apply(e, m, err)))
+		if ((s = er_apply(r, e, m, err)))
 			return s;
 		r->steps++;
 		e->res->steps++;
 		st_eval ev;
-		if ((s = er_eval(r, e, r->o->eval_pairs, &ev, err)) || (s = note_eval(r, e, &ev, err)))
+		if ((s = er_eval(r, e, r->o->eval_pairs, ST_EVAL_QUICK, &ev, err)) || (s = note_eval(r, e, &ev, err)))
 			return s;
 		if (ev.status == ST_OK && ev.ratio > best_ratio) {
 			best_ratio = ev.ratio;
@@ -723,7 +764,7 @@ static st_status greedy_iter(run *r, envrun *e, st_error *err)
 		progress(r, 0);
 	}
 	if (best != SIZE_MAX) {
-		if ((s = er_apply(e, best, err)))
+		if ((s = er_apply(r, e, best, err)))
 			return s;
 		e->cur_ratio = best_ratio;
 		e->order_valid = 0;
@@ -735,35 +776,48 @@ static st_status greedy_iter(run *r, envrun *e, st_error *err)
 
 /* ---- confirmation ------------------------------------------------------------------ */
 
+/* The race's evaluator: go to candidate `cand`'s state and evaluate it. */
+typedef struct race_ctx {
+	run *r;
+	envrun *e;
+} race_ctx;
+
+static st_status race_eval(void *ctx, size_t which, unsigned pairs, unsigned kind, st_eval *out, st_error *err)
+{
+	race_ctx *rc = ctx;
+	st_status s = er_goto(rc->r, rc->e, &rc->e->cands[which].moves, err);
+	if (!s && !(s = er_eval(rc->r, rc->e, pairs, kind, out, err)))
+		rc->e->res->confirms++;
+	return s;
+}
+
+/* Race the candidates (race.c): the survivor's fresh final batch is the reported estimate. */
 static st_status finish(run *r, envrun *e, st_error *err)
 {
 	st_search_result *res = e->res;
 	st_status s;
-	size_t acc = SIZE_MAX;
-	st_eval acc_ev = {0};
 	res->best = e->best_ev;
-	for (size_t i = 0; r->o->confirm_pairs && i < e->n_cands; i++) {
-		if ((s = er_goto(e, &e->cands[i].moves, err)))
+	st_race_result rr = {.winner = SIZE_MAX};
+	if (r->o->confirm_pairs && e->n_cands) {
+		const st_race_opts ro = {.round_pairs = r->o->race_pairs, .final_pairs = r->o->confirm_pairs,
+					 .min_lo = r->o->confirm_min};
+		race_ctx rc = {r, e};
+		if ((s = st_race_run(e->n_cands, race_eval, &rc, &ro, &rr, err)))
 			return s;
-		st_eval ev;
-		if ((s = er_eval(r, e, r->o->confirm_pairs, &ev, err)))
-			return s;
-		res->confirms++;
-		if (ev.status == ST_OK && ev.lo > r->o->confirm_min && (acc == SIZE_MAX || ev.ratio > acc_ev.ratio)) {
-			acc = i;
-			acc_ev = ev;
-		}
+		res->confirm_pairs_spent = rr.pairs_spent;
+		res->race_candidates = (unsigned)e->n_cands;
+		res->race_rounds = rr.rounds;
 	}
-	if (acc == SIZE_MAX) {
+	if (rr.winner == SIZE_MAX) {
 		path origin = {0};
-		return er_goto(e, &origin, err);
+		return er_goto(r, e, &origin, err);
 	}
-	if ((s = er_goto(e, &e->cands[acc].moves, err)))
+	if ((s = er_goto(r, e, &e->cands[rr.winner].moves, err)))
 		return s;
 	res->accepted = 1;
-	res->best = acc_ev;
-	res->schedule_json = e->cands[acc].json;
-	e->cands[acc].json = NULL;
+	res->best = rr.final;
+	res->schedule_json = e->cands[rr.winner].json;
+	e->cands[rr.winner].json = NULL;
 	return ST_OK;
 }
 
@@ -790,6 +844,7 @@ static void run_free(run *r)
 		}
 		free(e->cands);
 		free(e->order);
+		free(e->fstack);
 	}
 	free(r->er);
 	free(r->feat);
@@ -882,8 +937,11 @@ st_status st_search_run(const st_search_env *const *envs, size_t n_envs, st_poli
 		if ((s = finish(&r, &r.er[i], err)))
 			goto out;
 	double el = now_s() - r.t0;
-	for (size_t i = 0; i < n_envs; i++)
+	for (size_t i = 0; i < n_envs; i++) {
 		results[i].seconds = el;
+		results[i].eval_seconds = r.eval_s;
+		results[i].policy_seconds = r.policy_s;
+	}
 out:
 	if (s)
 		for (size_t i = 0; i < n_envs; i++) {

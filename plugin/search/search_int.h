@@ -18,6 +18,27 @@ double st_rng_uniform(st_rng *r);          /* [0, 1) with 53 bits */
 size_t st_rng_below(st_rng *r, size_t n);  /* uniform in [0, n), n > 0, no modulo bias */
 double st_rng_normal(st_rng *r);           /* standard normal (Box-Muller, one value per call) */
 
+/* ---- racing confirmation (race.c) ----------------------------------------- */
+/* Evaluate candidate `cand` with `pairs` timing pairs; kind is ST_EVAL_RACE or ST_EVAL_FINAL. */
+typedef st_status (*st_race_eval_fn)(void *ctx, size_t cand, unsigned pairs, unsigned kind, st_eval *out,
+				     st_error *err);
+typedef struct st_race_opts {
+	unsigned round_pairs;   /* pairs per candidate in the first round; doubles every round */
+	unsigned final_pairs;   /* the survivor's fresh final batch (the reported estimate) */
+	double min_lo;          /* accept only if the final batch's 95 % low end is above this */
+} st_race_opts;
+typedef struct st_race_result {
+	size_t chosen;          /* the race's survivor (SIZE_MAX: every candidate was rejected) */
+	size_t winner;          /* chosen, if its final batch cleared min_lo; else SIZE_MAX */
+	st_eval final;          /* the survivor's final batch (have_final) */
+	int have_final;
+	unsigned rounds;
+	uint64_t evals, pairs_spent;
+} st_race_result;
+/* Successive halving over n candidates, then a fresh final batch for the survivor. */
+st_status st_race_run(size_t n, st_race_eval_fn eval, void *ctx, const st_race_opts *o, st_race_result *out,
+		      st_error *err);
+
 /* ---- the policy ---------------------------------------------------------- */
 /* The value head sees the mean of the legal moves' features plus these. */
 #define ST_STATE_EXTRA 2

@@ -21,6 +21,7 @@ void st_tune_opts_init(st_tune_opts *o)
 	o->version = ST_TUNE_OPTS_VERSION;
 	o->reward = ST_REWARD_MODEL;
 	st_search_opts_init(&o->search);
+	o->search.method = ST_TUNE_DEFAULT_METHOD; /* measured: docs/tune.md, "The default method" */
 	st_runtime_options_init(&o->runtime);
 	o->runtime.warmup_ms = 5; /* search-like: the GPU is kept busy between evaluations */
 	o->est_gain = 1;
@@ -415,6 +416,37 @@ static st_status copy_input(const st_tune_kernel *k, const char *kname, st_tune_
 }
 
 /* ---- tune ---------------------------------------------------------------------------------------- */
+typedef struct note_ctx {
+	tjob *j;
+	void (*user)(const st_search_eval_note *n, void *data);
+	void *user_data;
+} note_ctx;
+
+/* on_eval runs right after the evaluation, with the environment at the evaluated state. */
+static void tune_note(const st_search_eval_note *n, void *data)
+{
+	note_ctx *c = data;
+	st_search_eval_note m = *n;
+	m.model_ratio = st_costmodel_ratio(c->j->m, c->j->s);
+	c->user(&m, c->user_data);
+}
+
+static void result_counts(st_tune_result *r, const st_search_result *sr)
+{
+	r->steps = sr->steps;
+	r->evals = sr->evals;
+	r->rejected = sr->rejected;
+	r->confirms = sr->confirms;
+	r->confirm_pairs_spent = sr->confirm_pairs_spent;
+	r->race_candidates = sr->race_candidates;
+	r->race_rounds = sr->race_rounds;
+	r->seconds = sr->seconds;
+	r->eval_seconds = sr->eval_seconds;
+	r->policy_seconds = sr->policy_seconds;
+	r->steps_per_s = sr->seconds > 0 ? (double)sr->steps / sr->seconds : 0;
+	r->best = sr->best;
+}
+
 static st_status fresh_verify(const st_tune_kernel *k, const st_tune_opts *o, const st_tune_result *r,
 			      st_status *verdict, st_error *err)
 {
@@ -465,16 +497,15 @@ st_status st_tune(const st_tune_kernel *k, const st_tune_opts *o, st_policy *pol
 	}
 	const st_search_env *env = job_env(&j);
 	st_search_result sr = {0};
+	note_ctx nc = {.j = &j, .user = so.on_eval, .user_data = so.on_eval_data};
+	if (so.on_eval) { /* the caller's log gets the cost model's ratio of each evaluated state too */
+		so.on_eval = tune_note;
+		so.on_eval_data = &nc;
+	}
 	rc = st_search_run(&env, 1, policy, &so, &sr, err);
 	if (rc)
 		goto out;
-	r->steps = sr.steps;
-	r->evals = sr.evals;
-	r->rejected = sr.rejected;
-	r->confirms = sr.confirms;
-	r->seconds = sr.seconds;
-	r->steps_per_s = sr.seconds > 0 ? (double)sr.steps / sr.seconds : 0;
-	r->best = sr.best;
+	result_counts(r, &sr);
 	st_search_result_free(&sr);
 	int ok = 0;
 	if (sr.accepted && (rc = job_output(&j, k, r, &ok, err)))
@@ -483,13 +514,14 @@ st_status st_tune(const st_tune_kernel *k, const st_tune_opts *o, st_policy *pol
 		st_status verdict = ST_OK;
 		if ((rc = fresh_verify(k, o, r, &verdict, err)))
 			goto out;
-		char v[256];
+		char v[384];
 		snprintf(v, sizeof v,
 			 "{\"search_verified\": %llu, \"search_rejected\": %llu, \"fresh_sets\": %u, \"fresh\": \"%s\", "
-			 "\"checker\": \"ok\", \"confirm_pairs\": %u}",
+			 "\"checker\": \"ok\", \"confirm_pairs\": %u, \"confirm\": \"race\", \"race_candidates\": %u, "
+			 "\"race_rounds\": %u, \"race_pairs_spent\": %llu}",
 			 (unsigned long long)j.g.verified, (unsigned long long)j.g.rejected,
 			 o->fresh_sets ? o->fresh_sets : 3, verdict == ST_OK ? "ok" : st_status_str(verdict),
-			 r->best.pairs);
+			 r->best.pairs, r->race_candidates, r->race_rounds, (unsigned long long)r->confirm_pairs_spent);
 		r->verification_json = strdup(v);
 		if (!r->verification_json) {
 			rc = st_error_set(err, ST_ENOMEM, "out of memory");
@@ -505,8 +537,8 @@ st_status st_tune(const st_tune_kernel *k, const st_tune_opts *o, st_policy *pol
 	if (!ok) {
 		if (!r->message[0] && gpu)
 			snprintf(r->message, sizeof r->message,
-				 "no schedule passed confirmation (%u pairs, 95 %% interval above %.3f); input kept",
-				 so.confirm_pairs, so.confirm_min);
+				 "no schedule passed confirmation (race of %u, final %u pairs, 95 %% interval above %.3f); input kept",
+				 r->race_candidates, so.confirm_pairs, so.confirm_min);
 		else if (!r->message[0])
 			snprintf(r->message, sizeof r->message, "the cost model found nothing faster; input kept");
 		st_sched_reset(j.s);
@@ -563,12 +595,7 @@ st_status st_tune_train(const st_tune_kernel *ks, size_t n, const st_tune_opts *
 	for (size_t i = 0; !rc && i < n; i++) {
 		st_tune_result *r = &results[i];
 		snprintf(r->kernel, sizeof r->kernel, "%s", jobs[i].kname);
-		r->steps = sr[i].steps;
-		r->evals = sr[i].evals;
-		r->rejected = sr[i].rejected;
-		r->seconds = sr[i].seconds;
-		r->steps_per_s = sr[i].seconds > 0 ? (double)sr[i].steps / sr[i].seconds : 0;
-		r->best = sr[i].best;
+		result_counts(r, &sr[i]);
 		r->model_ratio = 1.0;
 		snprintf(r->message, sizeof r->message, "trained on (best quick evaluation %.4f)", sr[i].best.ratio);
 	}

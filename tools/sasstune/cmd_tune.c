@@ -1,5 +1,6 @@
 /* sasstune tune CUBIN: search a faster schedule for one kernel (docs/tune.md). */
 #include "cmd_tune_captures.h"
+#include "eval_log.h"
 #include "tune_cli.h"
 #include "variants_cli.h"
 #include "util/util.h"
@@ -12,7 +13,7 @@ static void usage(FILE *out)
 		"usage: sasstune tune CUBIN [--launch L.json] [--kernel K] [--listing F] [--method ppo|random|greedy]\n"
 		"                     [--reward gpu|model] [--budget 300s | --steps N] [--seed S] [--policy P]\n"
 		"                     [--hidden H] [--wide] [--no-ctrl] [--set NAME=VALUE]... -o OUT\n"
-		"                     [--schedule-out S.json] [--json] [--quiet]\n"
+		"                     [--schedule-out S.json] [--json] [--quiet] [--log-evals F.jsonl]\n"
 		"                     [--variants --ptx PTX [--ptxas P]...]\n"
 		"       sasstune tune --captures DIR [--budget T] [--total-budget T] [--cache-dir D]\n"
 		"                     (tune what SASSTUNE_MODE=capture recorded: sasstune tune --captures x --help)\n\n"
@@ -34,27 +35,32 @@ static void usage(FILE *out)
 		"                  cost model's warps per SM sub-partition otherwise\n"
 		"  --kernel K      the kernel (default: the launch spec's, else the only entry kernel)\n"
 		"  --listing F     CUBIN's `nvdisasm -hex -c` listing (default: run nvdisasm)\n"
-		"  --method M      ppo (default), random or greedy\n"
+		"  --method M      random (default: it beat PPO and greedy at equal GPU time, docs/tune.md),\n"
+		"                  ppo or greedy\n"
 		"  --budget T      wall-clock budget, e.g. 300s, 5m (default 300s with the GPU)\n"
 		"  --steps N       budget in moves tried (default 2000 with the model); with --budget, the\n"
 		"                  first one reached stops the search; confirmation runs after it\n"
 		"  --seed S        search seed (default 1): the same seed and step budget give the same result\n"
 		"                  with the model reward\n"
 		"  --policy P      start PPO from this policy file (fine-tuned online, not saved)\n"
-		"  --hidden H      width of a new PPO policy (default 64; 16 is ~4x faster per step)\n"
+		"  --hidden H      width of a new PPO policy (default %u)\n"
 		"  --wide          any non-fixed instruction may move (default: memory instructions)\n"
 		"  --no-ctrl       swaps only, no control-code edits\n"
 		"  --set N=V       a search setting by its docs/search.md name (ppo.lr, eval_pairs, ...)\n"
 		"  -o OUT          the output cubin\n"
 		"  --schedule-out  the output's schedule (replays with `sasstune rewrite`)\n"
 		"  --json          print the summary as JSON\n"
+		"  --log-evals F   append one JSON line per evaluation to F: kernel, kind (quick, start, race,\n"
+		"                  final), ratio and interval, pairs, moves, the cost model's ratio and the\n"
+		"                  summed feature rows of the candidate's moves (training data for a cost model)\n"
 		"  --variants      first compile --ptx PTX (CUBIN's source) with other ptxas binaries and\n"
 		"                  options, verify and time each against CUBIN (sasstune variants, docs/variants.md;\n"
 		"                  needs --launch and a GPU to pick one) and tune the confirmed winner, else CUBIN;\n"
 		"                  the summary names the variant (JSON \"variant\").  --ptxas P adds a binary\n"
 		"  --quiet         no progress line on stderr\n"
 		"  -h, --help\n\n"
-		"exit status: 0 written (tuned or the original), 1 failure (bad input, no GPU), 2 usage error\n");
+		"exit status: 0 written (tuned or the original), 1 failure (bad input, no GPU), 2 usage error\n",
+		ST_POLICY_HIDDEN_DEFAULT);
 }
 
 static const char *const method_names[] = {"ppo", "random", "greedy"};
@@ -79,6 +85,7 @@ int st_cmd_tune(int argc, char **argv)
 {
 	const char *path = NULL, *launch_path = NULL, *kernel = NULL, *listing = NULL, *out = NULL;
 	const char *sched_out = NULL, *policy_path = NULL, *budget_s = NULL, *steps_s = NULL, *seed_s = NULL;
+	const char *log_path = NULL;
 	for (int i = 1; i < argc; i++)
 		if (!strcmp(argv[i], "--captures"))
 			return st_cmd_tune_captures(argc, argv); /* the batch of captured launches */
@@ -98,7 +105,7 @@ int st_cmd_tune(int argc, char **argv)
 		ST_OPT_STR("--policy", &policy_path), ST_OPT_STR("-o", &out), ST_OPT_STR("--schedule-out", &sched_out),
 		ST_OPT_FN("--set", set_opt, &o.search), ST_OPT_FN("--hidden", st_tcli_hidden_opt, &o.hidden),
 		ST_OPT_FLAG("--variants", &variants), ST_OPT_STR("--ptx", &vc.ptx_path),
-		ST_OPT_FN("--ptxas", st_vcli_ptxas_opt, &vc), ST_OPT_END,
+		ST_OPT_FN("--ptxas", st_vcli_ptxas_opt, &vc), ST_OPT_STR("--log-evals", &log_path), ST_OPT_END,
 	};
 	const st_cli_need need[] = {{&path, "CUBIN"}, {&out, "-o OUT"}, {0}};
 	int code = st_cli_parse(argc, argv, &(st_cli_args){.usage = usage, .opts = opts, .file = &path, .need = need});
@@ -124,6 +131,7 @@ int st_cmd_tune(int argc, char **argv)
 	st_policy *policy = NULL;
 	st_tune_result r = {0};
 	int have_r = 0;
+	st_evlog evl = {0};
 	if (st_read_file(path, &data, &size, &err) || (launch_path && st_launch_load(launch_path, &spec, &err)) ||
 	    (policy_path && st_policy_load(policy_path, &policy, &err)))
 		goto fail;
@@ -137,6 +145,18 @@ int st_cmd_tune(int argc, char **argv)
 		o.search.progress_every = 16;
 	st_tune_kernel k = {.cubin = data, .size = size, .name = path, .kernel = kernel, .listing = listing,
 			    .launch = spec};
+	if (log_path) {
+		if (!(evl.f = fopen(log_path, "a"))) {
+			st_error_set(&err, ST_EIO, "%s: cannot open the evaluation log: %s", log_path, strerror(errno));
+			goto fail;
+		}
+		evl.cubin = path;
+		evl.kernel = kernel ? kernel : spec ? st_launch_kernel(spec) : "";
+		evl.method = method_names[o.search.method];
+		evl.seed = (unsigned long long)o.search.seed;
+		o.search.on_eval = st_evlog_note;
+		o.search.on_eval_data = &evl;
+	}
 	st_status s = st_tune(&k, &o, policy, &r, &err);
 	st_tcli_progress_end(&pr);
 	if (s) {
@@ -145,8 +165,18 @@ int st_cmd_tune(int argc, char **argv)
 		goto fail;
 	}
 	have_r = 1;
+	if (evl.f && (fclose(evl.f) != 0 || evl.failed)) {
+		evl.f = NULL;
+		st_error_set(&err, ST_EIO, "%s: writing the evaluation log failed", log_path);
+		goto fail;
+	}
+	evl.f = NULL;
 	if (st_tcli_write_result(&r, out, sched_out, &err))
 		goto fail;
+	/* the search's own time per step (PPO's policy work, sched's moves, bookkeeping) against the
+	 * time of one evaluation (the GPU's verify and timing, or the cost model) */
+	double own_ms = r.steps ? 1e3 * (r.seconds - r.eval_seconds) / (double)r.steps : 0;
+	double eval_ms = r.evals ? 1e3 * r.eval_seconds / (double)r.evals : 0;
 	const char *method = method_names[o.search.method];
 	double ratio = r.improved ? r.best.ratio : 1.0, lo = r.improved ? r.best.lo : 1.0,
 	       hi = r.improved ? r.best.hi : 1.0;
@@ -170,6 +200,15 @@ int st_cmd_tune(int argc, char **argv)
 		cJSON_AddNumberToObject(j, "confirms", (double)r.confirms);
 		cJSON_AddNumberToObject(j, "seconds", r.seconds);
 		cJSON_AddNumberToObject(j, "steps_per_s", r.steps_per_s);
+		cJSON_AddNumberToObject(j, "eval_seconds", r.eval_seconds);
+		cJSON_AddNumberToObject(j, "policy_seconds", r.policy_seconds);
+		cJSON_AddNumberToObject(j, "search_ms_per_step", own_ms);
+		cJSON_AddNumberToObject(j, "eval_ms", eval_ms);
+		cJSON_AddNumberToObject(j, "confirm_pairs_spent", (double)r.confirm_pairs_spent);
+		cJSON_AddNumberToObject(j, "race_candidates", r.race_candidates);
+		cJSON_AddNumberToObject(j, "race_rounds", r.race_rounds);
+		if (log_path)
+			cJSON_AddNumberToObject(j, "eval_log_lines", (double)evl.lines);
 		cJSON_AddStringToObject(j, "device", r.device);
 		cJSON_AddStringToObject(j, "message", r.message);
 		cJSON_AddStringToObject(j, "output", out);
@@ -190,6 +229,10 @@ int st_cmd_tune(int argc, char **argv)
 		printf("%s: %s, reward %s, %llu steps in %.1f s (%.1f steps/s), %llu evaluations, %llu rejected\n",
 		       r.kernel, method, gpu ? "gpu" : "model", (unsigned long long)r.steps, r.seconds, r.steps_per_s,
 		       (unsigned long long)r.evals, (unsigned long long)r.rejected);
+		printf("%s: cost per step: search %.3f ms (policy %.3f ms), evaluation %.3f ms each; confirmation: "
+		       "race of %u in %u rounds, %llu pairs\n",
+		       r.kernel, own_ms, r.steps ? 1e3 * r.policy_seconds / (double)r.steps : 0.0, eval_ms,
+		       r.race_candidates, r.race_rounds, (unsigned long long)r.confirm_pairs_spent);
 		printf("%s: %s\n", r.kernel, r.message);
 		if (variants)
 			printf("%s: variant %s\n", r.kernel, variant);
@@ -204,6 +247,8 @@ int st_cmd_tune(int argc, char **argv)
 fail:
 	rc = st_cli_fail(argv[0], &err);
 done:
+	if (evl.f)
+		fclose(evl.f);
 	if (have_r)
 		st_tune_result_free(&r);
 	st_policy_free(policy);
