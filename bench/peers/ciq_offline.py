@@ -72,12 +72,14 @@ def load(site=None):
                                  save=save_compiler_config, version=version("compileiq"), ray_stubbed=stubbed)
 
 
-def search(ciq, space, evaluate, deadline_s, pool=12, work_dir=None, log=None):
+def search(ciq, space, evaluate, deadline_s, pool=12, work_dir=None, log=None, clock=time.time, prepare=None):
     """Run CompileIQ on `space` (a .bin path) until deadline_s seconds have passed.
 
-    evaluate(acf_path, index) -> float (minimised) or None (invalid).  Returns
-    {"history": [{"index", "generation", "score", "acf_path"}], "best": record or None, ...}."""
-    t0 = time.time()
+    evaluate(acf_path, index) -> float (minimised) or None (invalid); prepare(acf_paths), if given,
+    sees a whole pool first (to compile it in parallel; evaluate then runs one by one).  Returns
+    {"history": [{"index", "generation", "score", "acf_path"}], "best": record or None, ...}.
+    clock: the time source (tests)."""
+    t0 = clock()
     work = pathlib.Path(work_dir or tempfile.mkdtemp(prefix="ciq-"))
     work.mkdir(parents=True, exist_ok=True)
     cfg = ciq.SearchConfiguration(problem_type="min", generations=100000, pool_size=pool)
@@ -85,18 +87,20 @@ def search(ciq, space, evaluate, deadline_s, pool=12, work_dir=None, log=None):
                    search_config=cfg, worker_type=ciq.WorkerTypes.MANUAL, cache_folder=work / "cache",
                    disable_progress_bar=True, exit_on_failure=False)
     history, best, asks = [], None, 0
-    while time.time() - t0 < deadline_s:
+    while clock() - t0 < deadline_s:
         candidates = s.ask()
         asks += 1
-        scores = []
-        for c in candidates:
-            if time.time() - t0 >= deadline_s:
+        scores, acfs = [], [str(work / ("acf-%04d.acf" % (len(history) + i))) for i in range(len(candidates))]
+        for c, acf in zip(candidates, acfs):
+            ciq.save(acf, c.params)
+        if prepare:
+            prepare(acfs)
+        for c, acf in zip(candidates, acfs):
+            if clock() - t0 >= deadline_s:
                 break
-            acf = work / ("acf-%04d.acf" % len(history))
-            ciq.save(str(acf), c.params)
-            value = evaluate(str(acf), len(history))
-            rec = {"index": len(history), "generation": asks - 1, "score": value, "acf_path": str(acf),
-                   "t_s": round(time.time() - t0, 3)}
+            value = evaluate(acf, len(history))
+            rec = {"index": len(history), "generation": asks - 1, "score": value, "acf_path": acf,
+                   "t_s": round(clock() - t0, 3)}
             history.append(rec)
             if value is not None and (best is None or value < best["score"]):
                 best = rec
@@ -110,7 +114,7 @@ def search(ciq, space, evaluate, deadline_s, pool=12, work_dir=None, log=None):
         if len(scores) < len(candidates):
             break
     return {"history": history, "best": best, "pools": asks, "evaluated": len(history),
-            "wall_s": time.time() - t0, "pool_size": pool}
+            "wall_s": clock() - t0, "pool_size": pool}
 
 
 def _never_called(config):

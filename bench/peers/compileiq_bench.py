@@ -13,8 +13,9 @@ them; nothing of them is committed).  Per kernel (bench/kernels.py), each step t
   sasstune   sasstune tune stock.cubin --variants --ptx stock.ptx --budget B (the product default:
              compile variants, then the SASS search on the winner); its wall time is W
   compileiq  CompileIQ's search (MANUAL ask/tell, bench/peers/ciq_offline.py) for the same wall time
-             max(B, W): each candidate ACF is compiled with `ptxas --apply-controls` (the PTX of
-             stock, Triton's options; ptxas 13.3: the search spaces' version), verified bit for bit
+             max(B, W): each pool of candidate ACFs is compiled with `ptxas --apply-controls` (the
+             PTX of stock, Triton's options; ptxas 13.3: the search spaces' version; one ptxas per
+             core), then each candidate in turn is verified bit for bit
              against stock and timed against it in interleaved pairs by sasstune's runtime in one
              session (bench/peers/st_runtime.py); failures and wrong outputs score invalid (counted)
   ptxas13.3  the same PTX through the same ptxas with no ACF (what the ptxas version alone gives)
@@ -27,6 +28,7 @@ offline path (imports, local search space, ACFs accepted by ptxas) end to end.
 Writes DIR/results.json (rewritten after each kernel) and DIR/results.md.
 """
 import argparse
+import concurrent.futures
 import datetime
 import hashlib
 import json
@@ -100,15 +102,29 @@ class Objective:
     def __init__(self, a, d, session, deadline_at):
         self.a, self.d, self.s, self.deadline_at = a, d, session, deadline_at
         self.ptx = os.path.join(d, "stock.ptx")
-        self.seen, self.rows = {}, []
+        self.seen, self.rows, self.compiled = {}, [], {}
         self.counts = {"compiled": 0, "compile_failed": 0, "duplicates": 0, "verified": 0, "wrong": 0,
                        "crashed": 0, "timed_out": 0, "other_failures": 0, "timed": 0}
         self.first_errors = {}
 
+    def prepare(self, acfs):
+        """Compile a pool at once, one ptxas per core (the GPU steps stay one at a time).  A
+        compile not started by the deadline is not run (its candidate is never evaluated: the
+        search stops there); one started is cut at the deadline."""
+        def one(acf):
+            left = self.deadline_at - time.time()
+            if left <= 0:
+                return False, "not compiled: the deadline passed", 0.0
+            return compile_ptx(self.a.ciq_ptxas, self.ptx, acf + ".cubin", acf, min(self.a.compile_timeout, left + 1))
+
+        with concurrent.futures.ThreadPoolExecutor(max(1, os.cpu_count() or 1)) as ex:
+            self.compiled.update(zip(acfs, ex.map(one, acfs)))
+
     def __call__(self, acf, index):
         out = acf + ".cubin"
-        left = max(5.0, self.deadline_at - time.time() + 5)
-        ok, why, secs = compile_ptx(self.a.ciq_ptxas, self.ptx, out, acf, min(self.a.compile_timeout, left))
+        if acf not in self.compiled:
+            self.prepare([acf])
+        ok, why, secs = self.compiled.pop(acf)
         row = {"index": index, "compile_s": round(secs, 3)}
         self.rows.append(row)
         if not ok:
@@ -165,7 +181,7 @@ def run_compileiq(a, ciq, d, budget_s, lib):
     obj = Objective(a, d, session, t0 + budget_s)
     try:
         res = ciq_offline.search(ciq, a.search_space, obj, budget_s - (time.time() - t0), pool=a.ciq_pool,
-                                 work_dir=work, log=log if a.verbose else None)
+                                 work_dir=work, log=log if a.verbose else None, prepare=obj.prepare)
     except Exception as e:  # CompileIQ's own failure is a finding, recorded
         out["error"] = "CompileIQ: %s: %s" % (type(e).__name__, e)
         res = None
@@ -328,7 +344,7 @@ def parse_args(argv):
     ap.add_argument("--time-limit", default=None, help="stop starting kernels after this long, shrinking budgets")
     ap.add_argument("--pairs", type=int, default=400, help="pairs per re-measure [400]")
     ap.add_argument("--ciq-pairs", type=int, default=50, help="timed pairs per CompileIQ candidate [50]")
-    ap.add_argument("--ciq-pool", type=int, default=12, help="CompileIQ's pool size [12; its default 32]")
+    ap.add_argument("--ciq-pool", type=int, default=16, help="CompileIQ's pool size [16; its default 32]")
     ap.add_argument("--baseline-pairs", type=int, default=10, help="stock.py's pairs against cuBLAS etc. [10]")
     ap.add_argument("--compile-timeout", type=float, default=60)
     ap.add_argument("--compare-timeout", type=float, default=300)

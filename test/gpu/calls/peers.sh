@@ -13,7 +13,7 @@
 #   $PEER_DIR/whl/*.whl           CompileIQ 1.1.0 and the dependencies the GPU image lacks (cp312)
 #   $PEER_DIR/ptxas-13.3.xz       ptxas 13.3.73 (the search space's version; 13.4/13.5 reject its ACFs)
 #   $PEER_SS                      the search space (default $PEER_DIR/ss/ptxas13.3_search_space.bin)
-# PEER_DIR defaults to .peer; PEER_CIQ_POOL (12) and PEER_CIQ_PAIRS (50) are passed on.
+# PEER_DIR defaults to .peer; PEER_CIQ_POOL (16) and PEER_CIQ_PAIRS (50) are passed on.
 # Device tool: carry [".deps", ".peer"] (about 13 + 22 MiB).  Results: $OUT/NAME.tgz (the run folder
 # without cubins, with CompileIQ's best ACF per kernel), $OUT/NAME.md, console on stdout.
 cd "$(dirname "$0")/../../.."
@@ -38,7 +38,7 @@ echo "extra ptxas for sasstune's variants: ${PTX[*]}"
 LEFT=$(( LIMIT_S - ($(date +%s) - T0) - 15 ))
 timeout $(( LEFT + 60 )) env PYTHONUNBUFFERED=1 python3 bench/peers/compileiq_bench.py --kernels "$KERNELS" \
   --budget "$BUDGET" --time-limit "${LEFT}s" --search-space "$PEER_SS" --ciq-ptxas /tmp/ptxas-13.3 \
-  --ciq-site /tmp/ciq-site --ciq-pool "${PEER_CIQ_POOL:-12}" --ciq-pairs "${PEER_CIQ_PAIRS:-50}" \
+  --ciq-site /tmp/ciq-site --ciq-pool "${PEER_CIQ_POOL:-16}" --ciq-pairs "${PEER_CIQ_PAIRS:-50}" \
   "${PTX[@]}" --out /tmp/$NAME --sasstune build-gpu/sasstune 2>&1 | tee /tmp/$NAME.console
 echo "peers rc=${PIPESTATUS[0]} at $(( $(date +%s) - T0 ))s"
 cp /tmp/$NAME.console /tmp/$NAME/console.txt 2>/dev/null
