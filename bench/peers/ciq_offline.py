@@ -21,6 +21,7 @@ import sys
 import tempfile
 import time
 import types
+import warnings
 
 
 def stub_ray():
@@ -72,13 +73,14 @@ def load(site=None):
                                  save=save_compiler_config, version=version("compileiq"), ray_stubbed=stubbed)
 
 
-def search(ciq, space, evaluate, deadline_s, pool=12, work_dir=None, log=None, clock=time.time, prepare=None):
+def search(ciq, space, evaluate, deadline_s, pool=12, work_dir=None, log=None, clock=time.time, prepare=None,
+           max_evals=None):
     """Run CompileIQ on `space` (a .bin path) until deadline_s seconds have passed.
 
     evaluate(acf_path, index) -> float (minimised) or None (invalid); prepare(acf_paths), if given,
     sees a whole pool first (to compile it in parallel; evaluate then runs one by one).  Returns
     {"history": [{"index", "generation", "score", "acf_path"}], "best": record or None, ...}.
-    clock: the time source (tests)."""
+    max_evals: stop after this many candidates too.  clock: the time source (tests)."""
     t0 = clock()
     work = pathlib.Path(work_dir or tempfile.mkdtemp(prefix="ciq-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -86,8 +88,10 @@ def search(ciq, space, evaluate, deadline_s, pool=12, work_dir=None, log=None, c
     s = ciq.Search(objective_function=_never_called, search_space=ciq.LocalSearchSpaceBin(space),
                    search_config=cfg, worker_type=ciq.WorkerTypes.MANUAL, cache_folder=work / "cache",
                    disable_progress_bar=True, exit_on_failure=False)
+    # amber refills a failed candidate's place itself; its warning for each such pool is noise here
+    warnings.filterwarnings("ignore", message=r".*failed evaluation\(s\) left unfilled")
     history, best, asks = [], None, 0
-    while clock() - t0 < deadline_s:
+    while clock() - t0 < deadline_s and not (max_evals and len(history) >= max_evals):
         candidates = s.ask()
         asks += 1
         scores, acfs = [], [str(work / ("acf-%04d.acf" % (len(history) + i))) for i in range(len(candidates))]
@@ -96,7 +100,7 @@ def search(ciq, space, evaluate, deadline_s, pool=12, work_dir=None, log=None, c
         if prepare:
             prepare(acfs)
         for c, acf in zip(candidates, acfs):
-            if clock() - t0 >= deadline_s:
+            if clock() - t0 >= deadline_s or (max_evals and len(history) >= max_evals):
                 break
             value = evaluate(acf, len(history))
             rec = {"index": len(history), "generation": asks - 1, "score": value, "acf_path": acf,

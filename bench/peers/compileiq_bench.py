@@ -181,7 +181,8 @@ def run_compileiq(a, ciq, d, budget_s, lib):
     obj = Objective(a, d, session, t0 + budget_s)
     try:
         res = ciq_offline.search(ciq, a.search_space, obj, budget_s - (time.time() - t0), pool=a.ciq_pool,
-                                 work_dir=work, log=log if a.verbose else None, prepare=obj.prepare)
+                                 work_dir=work, log=log if a.verbose else None, prepare=obj.prepare,
+                                 max_evals=a.ciq_max_evals)
     except Exception as e:  # CompileIQ's own failure is a finding, recorded
         out["error"] = "CompileIQ: %s: %s" % (type(e).__name__, e)
         res = None
@@ -270,8 +271,10 @@ def run_gpu_steps(a, d, res, env, sasstune, ciq, lib, budget_s):
     cs = os.path.join(d, "ciq-sass.cubin")
     if os.path.exists(cs) and open(cs, "rb").read() != open(ciq_cubin, "rb").read():
         m["ciq_sass"] = remeasure(a, sasstune, d, "ciq_sass", cs, env)
-    else:                        # no CompileIQ cubin, or the SASS search kept it
+    elif (res.get("ciq_sass") or {}).get("ok"):     # the SASS search kept CompileIQ's cubin
         m["ciq_sass"] = dict(m["compileiq"], note="the SASS search kept CompileIQ's cubin")
+    else:
+        m["ciq_sass"] = {"error": (res.get("ciq_sass") or {}).get("error") or "no CompileIQ cubin"}
     res["status"] = "measured"
     return res
 
@@ -345,6 +348,7 @@ def parse_args(argv):
     ap.add_argument("--pairs", type=int, default=400, help="pairs per re-measure [400]")
     ap.add_argument("--ciq-pairs", type=int, default=50, help="timed pairs per CompileIQ candidate [50]")
     ap.add_argument("--ciq-pool", type=int, default=16, help="CompileIQ's pool size [16; its default 32]")
+    ap.add_argument("--ciq-max-evals", type=int, default=None, help="stop CompileIQ after this many candidates too")
     ap.add_argument("--baseline-pairs", type=int, default=10, help="stock.py's pairs against cuBLAS etc. [10]")
     ap.add_argument("--compile-timeout", type=float, default=60)
     ap.add_argument("--compare-timeout", type=float, default=300)

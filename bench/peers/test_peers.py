@@ -60,12 +60,13 @@ class FakeSearch:
 
     def __init__(self, objective_function, search_space, search_config, worker_type, cache_folder,
                  disable_progress_bar, exit_on_failure):
-        assert worker_type == "manual" and search_config["pool_size"] == 4 and not exit_on_failure
-        self.n = 0
+        assert worker_type == "manual" and not exit_on_failure
+        self.n, self.pool = 0, search_config["pool_size"]
 
     def ask(self):
-        out = [SimpleNamespace(param_id="p%d" % (self.n + i), params="%02x" % (self.n + i)) for i in range(4)]
-        self.n += 4
+        out = [SimpleNamespace(param_id="p%d" % (self.n + i), params="%02x" % ((self.n + i) % 256))
+               for i in range(self.pool)]
+        self.n += self.pool
         return out
 
     def tell(self, scores):
@@ -76,7 +77,7 @@ def fake_ciq():
     return SimpleNamespace(Search=FakeSearch, LocalSearchSpaceBin=lambda p: p, INVALID="*",
                            SearchConfiguration=lambda **k: k, WorkerTypes=SimpleNamespace(MANUAL="manual"),
                            Score=lambda **k: SimpleNamespace(**k),
-                           save=lambda path, blob: open(path, "wb").write(bytes.fromhex(blob)))
+                           save=lambda path, blob: open(path, "wb").write(bytes.fromhex(blob)), version="fake")
 
 
 def test_search_loop_tells_scores_stops_at_deadline_and_keeps_the_best(tmp_path):
@@ -160,7 +161,8 @@ def runtime_paths():
     return lib, cc
 
 
-def test_objective_verifies_times_and_counts_failures(tmp_path):
+def mock_kernel(tmp_path, ptxas_text=FAKE_PTXAS):
+    """(libsasstune path, mock driver, kernel folder, fake ptxas): a stock mock cubin and its spec."""
     lib_path, cc = runtime_paths()
     mock = str(tmp_path / "libcuda_mock.so")
     subprocess.run([cc, "-shared", "-fPIC", "-O1", "-o", mock, os.path.join(ROOT, "test", "mock", "cuda_mock.c"),
@@ -171,8 +173,13 @@ def test_objective_verifies_times_and_counts_failures(tmp_path):
     (d / "stock.cubin").write_text("MOCKCUBIN\nkernel add_kernel\nop add\ntime_us 20\nend\n")
     (d / "stock.ptx").write_text("// the fake ptxas ignores it\n")
     ptxas = tmp_path / "ptxas"
-    ptxas.write_text(FAKE_PTXAS)
+    ptxas.write_text(ptxas_text)
     ptxas.chmod(0o755)
+    return lib_path, mock, d, ptxas
+
+
+def test_objective_verifies_times_and_counts_failures(tmp_path):
+    lib_path, mock, d, ptxas = mock_kernel(tmp_path)
     a = SimpleNamespace(ciq_ptxas=str(ptxas), compile_timeout=30, ciq_pairs=20)
     lib = st_runtime.load(lib_path)
     with st_runtime.Session(lib, str(d / "stock.cubin"), str(d / "launch.json"), libcuda=mock) as s:
@@ -243,3 +250,50 @@ def test_real_compileiq_compile_only(tmp_path):
     assert r.returncode == 0, r.stderr[-2000:]
     version, evaluated, valid = r.stdout.split()[-3:]
     assert version == "1.1.0" and int(evaluated) >= 1 and int(valid) >= 1
+
+
+# A ptxas stand-in for whole pools: the ACF byte n (a fake CompileIQ's blob) picks the mock kernel:
+# n % 5 == 0 fails to compile, n % 5 == 1 computes wrong outputs (in 17 us), else runs in 16 + n % 5 us; no
+# ACF: the stock kernel.
+POOL_PTXAS = """#!/bin/sh
+acf=""; out=""
+while [ $# -gt 0 ]; do
+  case "$1" in --apply-controls=*) acf="${1#--apply-controls=}";; -o) out="$2"; shift;; esac
+  shift
+done
+op=add; t=20
+if [ -n "$acf" ]; then
+  n=$(od -An -tu1 "$acf" | tr -d ' '); r=$((n % 5))
+  [ $r -eq 0 ] && { echo "ptxas fatal   : Invalid compiler controls file" >&2; exit 255; }
+  [ $r -eq 1 ] && op=wrong; t=$((16 + r))
+fi
+printf 'MOCKCUBIN\\nkernel add_kernel\\nop %s\\ntime_us %s\\nend\\n' $op $t > "$out"
+"""
+
+
+def test_gpu_steps_on_the_mock_driver(tmp_path, monkeypatch):
+    """The per-kernel GPU steps end to end: a fake CompileIQ's pools through the fake ptxas, the
+    objective on sasstune's runtime, the re-measures by `sasstune compare`; `sasstune tune`
+    cannot read a mock cubin, so both of its columns record its error."""
+    lib_path, mock, d, ptxas = mock_kernel(tmp_path, POOL_PTXAS)
+    sasstune = os.path.join(os.path.dirname(lib_path), "sasstune")
+    if not os.path.exists(sasstune):
+        pytest.skip("no sasstune next to %s" % lib_path)
+    monkeypatch.setenv("SASSTUNE_LIBCUDA", mock)
+    ss = tmp_path / "ss.bin"
+    ss.write_bytes(b"space")
+    a = B.parse_args(["--out", str(tmp_path), "--search-space", str(ss), "--ciq-ptxas", str(ptxas),
+                      "--ciq-pool", "10", "--ciq-max-evals", "20", "--pairs", "30", "--ciq-pairs", "20"])
+    res = B.run_gpu_steps(a, str(d), {"case": "k"}, B.subprocess_env(sasstune), sasstune, fake_ciq(),
+                          st_runtime.load(lib_path), 600.0)
+    c, m = res["compileiq"], res["measured"]
+    assert res["sasstune"]["ok"] is False and "ELF" in res["sasstune"]["error"]
+    assert c["evaluated"] == 20 and c["pools"] == 2 and c["counts"]["compile_failed"] == 4
+    assert c["counts"]["wrong"] == 1 and c["counts"]["duplicates"] == 12   # codes seen before: scored once
+    assert c["best"]["score"] < 0.95                # the 18 us kernel (the 17 us one is wrong), stock 20 us
+    assert os.path.exists(d / "ciq-best.acf") and (d / "ciq.cubin").read_text().count("time_us 18") == 1
+    assert 1.05 < m["compileiq"]["speedup"] < 1.2 and m["compileiq"]["pairs"] == 30
+    assert m["ptxas133"].get("same_as_stock") and m["sasstune"] == {"error": "no cubin"}
+    assert "ELF" in m["ciq_sass"]["error"]
+    saved = json.load(open(d / "ciq.json"))
+    assert len(saved["candidates"]) == c["evaluated"] and saved["counts"] == c["counts"]
