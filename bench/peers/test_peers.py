@@ -297,3 +297,15 @@ def test_gpu_steps_on_the_mock_driver(tmp_path, monkeypatch):
     assert "ELF" in m["ciq_sass"]["error"]
     saved = json.load(open(d / "ciq.json"))
     assert len(saved["candidates"]) == c["evaluated"] and saved["counts"] == c["counts"]
+
+
+def test_report_rewrite_keeps_the_peers_section(tmp_path):
+    import report
+    md = tmp_path / "b.md"
+    md.write_text("# old page\n\nold text\n\n<!-- peers -->\n## Peers\n\nthe table\n<!-- end of peers -->\n")
+    report.main(["--none", "--md", str(md)])
+    text = md.read_text()
+    assert "old text" not in text and "No results are recorded yet" in text
+    assert text.endswith("\n<!-- peers -->\n## Peers\n\nthe table\n<!-- end of peers -->\n")
+    report.main(["--none", "--md", str(md)])
+    assert md.read_text() == text                 # kept once, not stacked
