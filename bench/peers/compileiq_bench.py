@@ -70,6 +70,8 @@ def compile_ptx(ptxas, ptx, out, acf=None, timeout=60):
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         return False, "timed out after %.0f s" % timeout, time.time() - t0
+    if r.returncode < 0:
+        return False, "ptxas crashed (signal %d)" % -r.returncode, time.time() - t0
     if r.returncode != 0 or not os.path.exists(out):
         lines = [ln for ln in (r.stderr + r.stdout).splitlines() if ln.strip()]
         return False, (lines[0] if lines else "exit status %d" % r.returncode), time.time() - t0
@@ -165,10 +167,16 @@ class Objective:
         return None
 
 
-def run_compileiq(a, ciq, d, budget_s, lib):
+def space_for(a, case):
+    """The search space for a kernel: the attention one (CompileIQ's "att" variant, curated for
+    attention kernels) for the attention family when given, else the default one."""
+    return a.search_space_attention if a.search_space_attention and case.family == "attention" else a.search_space
+
+
+def run_compileiq(a, ciq, d, budget_s, lib, space):
     """CompileIQ's search on one kernel for budget_s of wall time (its session start included)."""
     t0 = time.time()
-    out = {"budget_s": budget_s, "search_space": os.path.basename(a.search_space), "version": ciq.version,
+    out = {"budget_s": budget_s, "search_space": os.path.basename(space), "version": ciq.version,
            "pool_size": a.ciq_pool, "pairs_per_candidate": a.ciq_pairs}
     session = None
     if not a.compile_only:
@@ -180,7 +188,7 @@ def run_compileiq(a, ciq, d, budget_s, lib):
     work = tempfile.mkdtemp(prefix="ciq-%s-" % os.path.basename(d))
     obj = Objective(a, d, session, t0 + budget_s)
     try:
-        res = ciq_offline.search(ciq, a.search_space, obj, budget_s - (time.time() - t0), pool=a.ciq_pool,
+        res = ciq_offline.search(ciq, space, obj, budget_s - (time.time() - t0), pool=a.ciq_pool,
                                  work_dir=work, log=log if a.verbose else None, prepare=obj.prepare,
                                  max_evals=a.ciq_max_evals)
     except Exception as e:  # CompileIQ's own failure is a finding, recorded
@@ -247,18 +255,18 @@ def run_kernel(case, a, env, sasstune, ciq, lib, budget_s):
         res["status"] = "stock-failed"
         return res
     if a.compile_only:
-        res["compileiq"] = run_compileiq(a, ciq, d, budget_s, None)
+        res["compileiq"] = run_compileiq(a, ciq, d, budget_s, None, space_for(a, case))
         res["status"] = "compile-only"
         return res
-    return run_gpu_steps(a, d, res, env, sasstune, ciq, lib, budget_s)
+    return run_gpu_steps(a, d, res, env, sasstune, ciq, lib, budget_s, space_for(a, case))
 
 
-def run_gpu_steps(a, d, res, env, sasstune, ciq, lib, budget_s):
+def run_gpu_steps(a, d, res, env, sasstune, ciq, lib, budget_s, space):
     stock = os.path.join(d, "stock.cubin")
     sst = res["sasstune"] = tune(a, sasstune, d, stock, os.path.join(d, "sasstune.cubin"), budget_s, env,
                                  "sasstune-tune", True)
     ciq_budget = max(budget_s, sst["wall_s"])       # equal wall clock: what sasstune took
-    res["compileiq"] = run_compileiq(a, ciq, d, ciq_budget, lib)
+    res["compileiq"] = run_compileiq(a, ciq, d, ciq_budget, lib, space)
     ok, why, _ = compile_ptx(a.ciq_ptxas, os.path.join(d, "stock.ptx"), os.path.join(d, "ptxas133.cubin"))
     res["ptxas133_plain"] = {"compiled": ok, "reason": why}
     ciq_cubin = os.path.join(d, "ciq.cubin")
@@ -340,6 +348,8 @@ def parse_args(argv):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", required=True)
     ap.add_argument("--search-space", required=True, help="a CompileIQ ptxas search space .bin (never committed)")
+    ap.add_argument("--search-space-attention", default=None,
+                    help="CompileIQ's attention search space (\"att\"), for the attention kernel [the default one]")
     ap.add_argument("--ciq-ptxas", required=True, help="the ptxas CompileIQ's ACFs are for (13.3 for the published spaces)")
     ap.add_argument("--ciq-site", default=None, help="a folder with CompileIQ and its dependencies installed (pip --target)")
     ap.add_argument("--kernels", default=None, help="comma-separated (default: all 13)")
@@ -402,6 +412,8 @@ def main(argv=None):
     a.out = os.path.abspath(a.out)
     os.makedirs(a.out, exist_ok=True)
     a.search_space, a.ciq_ptxas = os.path.abspath(a.search_space), os.path.abspath(a.ciq_ptxas)
+    if a.search_space_attention:
+        a.search_space_attention = os.path.abspath(a.search_space_attention)
     cases = K.select(a.kernels, False)
     budget_s = R.parse_seconds(a.budget)
     limit_s = R.parse_seconds(a.time_limit) if a.time_limit else None
@@ -415,6 +427,9 @@ def main(argv=None):
            "git": R.git_state(), "sasstune": sasstune, "compileiq_version": ciq.version,
            "ray_stubbed": ciq.ray_stubbed, "search_space": os.path.basename(a.search_space),
            "search_space_sha256": hashlib.sha256(open(a.search_space, "rb").read()).hexdigest(),
+           "search_space_attention": a.search_space_attention and os.path.basename(a.search_space_attention),
+           "search_space_attention_sha256": a.search_space_attention and hashlib.sha256(
+               open(a.search_space_attention, "rb").read()).hexdigest(),
            "ciq_ptxas_version": tool_version(a.ciq_ptxas), "variant_ptxas": a.ptxas, "budget_s": budget_s,
            "time_limit_s": limit_s, "pairs": a.pairs, "ciq_pairs": a.ciq_pairs, "ciq_pool": a.ciq_pool,
            "compile_only": a.compile_only, "kernels": [c.name for c in cases]}

@@ -285,7 +285,7 @@ def test_gpu_steps_on_the_mock_driver(tmp_path, monkeypatch):
     a = B.parse_args(["--out", str(tmp_path), "--search-space", str(ss), "--ciq-ptxas", str(ptxas),
                       "--ciq-pool", "10", "--ciq-max-evals", "20", "--pairs", "30", "--ciq-pairs", "20"])
     res = B.run_gpu_steps(a, str(d), {"case": "k"}, B.subprocess_env(sasstune), sasstune, fake_ciq(),
-                          st_runtime.load(lib_path), 600.0)
+                          st_runtime.load(lib_path), 600.0, str(ss))
     c, m = res["compileiq"], res["measured"]
     assert res["sasstune"]["ok"] is False and "ELF" in res["sasstune"]["error"]
     assert c["evaluated"] == 20 and c["pools"] == 2 and c["counts"]["compile_failed"] == 4
