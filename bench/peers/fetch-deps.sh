@@ -15,7 +15,7 @@
 #                          dir of a snapshot is given (CompileIQ itself downloads them from GitHub
 #                          releases at run time, which the GPU machine cannot reach)
 #
-# Left out on purpose: ray (its wheel alone is over 60 MiB; bench/peers/ciq_offline.py gives the
+# Left out on purpose: ray (ray-2.60.0 cp312: 76 MiB, over the 64 MiB a call carries; bench/peers/ciq_offline.py gives the
 # import a stub and uses CompileIQ's MANUAL worker: ask/tell, our own sequential evaluation),
 # and what the GPU image already has (numpy, pandas, scipy, matplotlib, requests, tqdm, aiohttp,
 # anyio, msgpack, pillow, urllib3).  autograd, cma and Deprecated (pymoo's) are not imported on
