@@ -79,18 +79,19 @@ def compile_ptx(ptxas, ptx, out, acf=None, timeout=60):
 
 
 def code_key(cubin):
-    """A hash of what runs: every .text.* section's bytes and header (its sh_info holds the
-    register count), not the debug sections, which differ between otherwise identical builds."""
+    """A hash of what runs: every .text.* section (the code) and .nv.info.* section (per-kernel
+    attributes: the register count, ...), not the debug sections, which differ between builds
+    of the same code."""
     h = hashlib.sha256()
     try:
         shoff, = struct.unpack_from("<Q", cubin, 0x28)
         shentsize, shnum, shstrndx = struct.unpack_from("<HHH", cubin, 0x3A)
         hdrs = [struct.unpack_from("<IIQQQQIIQQ", cubin, shoff + i * shentsize) for i in range(shnum)]
         strtab = hdrs[shstrndx]
-        for name, _, flags, _, off, size, _, info, _, _ in hdrs:
-            end = cubin.index(b"\0", strtab[4] + name)
-            if cubin[strtab[4] + name:end].startswith(b".text."):
-                h.update(struct.pack("<QI", flags, info) + cubin[off:off + size])
+        for name, _, _, _, off, size, _, _, _, _ in hdrs:
+            label = cubin[strtab[4] + name:cubin.index(b"\0", strtab[4] + name)]
+            if label.startswith((b".text.", b".nv.info.")):
+                h.update(label + struct.pack("<Q", size) + cubin[off:off + size])
     except (struct.error, ValueError, IndexError):
         return hashlib.sha256(cubin).hexdigest()[:16]
     return h.hexdigest()[:16]

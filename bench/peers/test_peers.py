@@ -123,12 +123,13 @@ def elf(texts, debug=b""):
     return bytes(hdr) + body + sh
 
 
-def test_code_key_sees_code_and_registers_not_debug_sections():
-    k = B.code_key(elf({b".text.k": (6, 0x20000b, b"\x01" * 32)}, b"lines-a"))
-    assert k == B.code_key(elf({b".text.k": (6, 0x20000b, b"\x01" * 32)}, b"other lines"))
-    assert k != B.code_key(elf({b".text.k": (6, 0x20000b, b"\x02" * 32)}, b"lines-a"))
-    assert k != B.code_key(elf({b".text.k": (6, 0x30000b, b"\x01" * 32)}, b"lines-a"))
-    assert B.code_key(b"not an elf") == B.code_key(b"not an elf")
+def test_code_key_sees_code_and_kernel_attributes_not_debug_sections():
+    code, regs26, regs32 = (6, 0xb, b"\x01" * 32), (0, 0, b"\x04\x2f\x08\x00\x1a"), (0, 0, b"\x04\x2f\x08\x00\x20")
+    k = B.code_key(elf({b".text.k": code, b".nv.info.k": regs26}, b"lines-a"))
+    assert k == B.code_key(elf({b".text.k": code, b".nv.info.k": regs26}, b"other lines"))
+    assert k != B.code_key(elf({b".text.k": (6, 0xb, b"\x02" * 32), b".nv.info.k": regs26}, b"lines-a"))
+    assert k != B.code_key(elf({b".text.k": code, b".nv.info.k": regs32}, b"lines-a"))
+    assert B.code_key(b"not an elf") == B.code_key(b"not an elf") != B.code_key(b"not an elf either")
 
 
 # ---- the objective on sasstune's runtime, mock CUDA driver -------------------------------------
