@@ -41,6 +41,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from types import SimpleNamespace
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BENCH = os.path.dirname(HERE)
@@ -177,6 +178,8 @@ def space_for(a, case):
 def run_compileiq(a, ciq, d, budget_s, lib, space):
     """CompileIQ's search on one kernel for budget_s of wall time (its session start included)."""
     t0 = time.time()
+    if getattr(ciq, "error", None):
+        return {"budget_s": budget_s, "error": ciq.error}
     out = {"budget_s": budget_s, "search_space": os.path.basename(space), "version": ciq.version,
            "pool_size": a.ciq_pool, "pairs_per_candidate": a.ciq_pairs}
     session = None
@@ -311,29 +314,39 @@ def geomean(vals):
     return math.exp(sum(math.log(v) for v in vals) / len(vals)) if vals else None
 
 
-def markdown(run, results):
+def header(run):
+    att = run.get("search_space_attention")
     lines = ["# CompileIQ vs sasstune (%s)" % run["date"], "",
-             "Command: `%s`; CompileIQ %s, search space %s (sha256 %s), CompileIQ's ptxas %s; budget %s s "
+             "Command: `%s`; CompileIQ %s, search space %s (sha256 %s)%s, CompileIQ's ptxas %s; budget %s s "
              "per kernel for sasstune, CompileIQ the wall time sasstune took (at least the budget); %d pairs "
              "per re-measure, %d per CompileIQ candidate, pool %d." % (
                  run["command"], run["compileiq_version"], run["search_space"], run["search_space_sha256"][:16],
+                 "; for attention %s (sha256 %s)" % (att, run["search_space_attention_sha256"][:16]) if att else "",
                  run["ciq_ptxas_version"], run["budget_s"], run["pairs"], run["ciq_pairs"], run["ciq_pool"]), "",
              "Speedup = time(stock) / time(X), `sasstune compare` (95 % interval); bold: faster than stock, "
-             "italic: slower.", "",
-             "| kernel | stock | " + " | ".join(t for _, t in COLUMNS) +
-             " | CompileIQ candidates (timed / compile failed / wrong / crashed) | tuning wall s (sasstune / CompileIQ) |",
-             "|---|---|" + "---|" * len(COLUMNS) + "---|---|"]
-    for r in results:
-        m, c, st = r.get("measured") or {}, r.get("compileiq") or {}, r.get("sasstune") or {}
-        n = c.get("counts") or {}
-        stock_ms = next((x.get("stock_ms") for x in m.values() if isinstance(x, dict) and x.get("stock_ms")), None)
-        lines.append("| %s | %s | %s | %s | %s |" % (
-            r["case"], "%.1f µs" % (stock_ms * 1e3) if stock_ms else r.get("status", ""),
-            " | ".join(cell(m.get(k)) if m else "n/a" for k, _ in COLUMNS),
-            "%s / %s / %s / %s of %s" % (n.get("timed", 0), n.get("compile_failed", 0), n.get("wrong", 0),
-                                         n.get("crashed", 0) + n.get("timed_out", 0), c.get("evaluated", 0))
-            if c else "n/a", "%.0f / %.0f" % (st.get("wall_s") or 0, c.get("wall_s") or 0)))
-    lines.append("")
+             "italic: slower.", ""]
+    if run.get("compileiq_error"):
+        lines += ["**CompileIQ did not run**: %s" % run["compileiq_error"], ""]
+    return lines + ["| kernel | stock | " + " | ".join(t for _, t in COLUMNS) +
+                    " | CompileIQ candidates (timed / compile failed / wrong / crashed or hung of evaluated) "
+                    "| budget / wall s (sasstune, CompileIQ) |",
+                    "|---|---|" + "---|" * len(COLUMNS) + "---|---|"]
+
+
+def row(r):
+    m, c, st = r.get("measured") or {}, r.get("compileiq") or {}, r.get("sasstune") or {}
+    n = c.get("counts") or {}
+    stock_ms = next((x.get("stock_ms") for x in m.values() if isinstance(x, dict) and x.get("stock_ms")), None)
+    return "| %s | %s | %s | %s | %s |" % (
+        r["case"], "%.1f µs" % (stock_ms * 1e3) if stock_ms else r.get("status", ""),
+        " | ".join(cell(m.get(k)) if m else "n/a" for k, _ in COLUMNS),
+        "%s / %s / %s / %s of %s" % (n.get("timed", 0), n.get("compile_failed", 0), n.get("wrong", 0),
+                                     n.get("crashed", 0) + n.get("timed_out", 0), c.get("evaluated", 0))
+        if n else "n/a", "%.0f / %.0f, %.0f" % (r.get("budget_s") or 0, st.get("wall_s") or 0, c.get("wall_s") or 0))
+
+
+def markdown(run, results):
+    lines = header(run) + [row(r) for r in results] + [""]
     for k, t in COLUMNS:
         g = geomean([(r.get("measured") or {}).get(k, {}).get("speedup") for r in results])
         n = sum(1 for r in results if "speedup" in (r.get("measured") or {}).get(k, {}))
@@ -418,7 +431,12 @@ def main(argv=None):
     cases = K.select(a.kernels, False)
     budget_s = R.parse_seconds(a.budget)
     limit_s = R.parse_seconds(a.time_limit) if a.time_limit else None
-    ciq = ciq_offline.load(a.ciq_site)
+    try:
+        ciq = ciq_offline.load(a.ciq_site)
+    except Exception as e:    # recorded, and the sasstune columns still run: what stopped CompileIQ is a finding
+        ciq = SimpleNamespace(error="importing CompileIQ: %s: %s" % (type(e).__name__, e), version=None,
+                              ray_stubbed=None)
+        log("peers: " + ciq.error)
     sasstune = None if a.compile_only else R.find_sasstune(a.sasstune)
     lib = st_runtime.load(os.path.join(os.path.dirname(os.path.realpath(sasstune)), "libsasstune.so")) if sasstune else None
     env = subprocess_env(sasstune)
@@ -426,6 +444,7 @@ def main(argv=None):
                shlex.quote(x) for x in (argv if argv is not None else sys.argv[1:])),
            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
            "git": R.git_state(), "sasstune": sasstune, "compileiq_version": ciq.version,
+           "compileiq_error": getattr(ciq, "error", None),
            "ray_stubbed": ciq.ray_stubbed, "search_space": os.path.basename(a.search_space),
            "search_space_sha256": hashlib.sha256(open(a.search_space, "rb").read()).hexdigest(),
            "search_space_attention": a.search_space_attention and os.path.basename(a.search_space_attention),
@@ -442,7 +461,7 @@ def main(argv=None):
         open(os.path.join(a.out, "results.md"), "w").write(markdown(run, results))
 
     log("peers: %d kernels, budget %s; CompileIQ %s (ray %s), search space %s, ptxas %s" % (
-        len(cases), R.fmt_seconds(budget_s), ciq.version, "stubbed" if ciq.ray_stubbed else "real",
+        len(cases), R.fmt_seconds(budget_s), ciq.version, {True: "stubbed", False: "real", None: "n/a"}[ciq.ray_stubbed],
         run["search_space"], run["ciq_ptxas_version"]))
     for i, case in enumerate(cases):
         b = kernel_budget(a, budget_s, limit_s, t_start, i, len(cases), per_kernel)

@@ -208,13 +208,13 @@ def test_objective_verifies_times_and_counts_failures(tmp_path):
 def test_markdown_table_and_geometric_means():
     run = {"date": "d", "command": "c", "compileiq_version": "1.1.0", "search_space": "ss.bin",
            "search_space_sha256": "ab" * 32, "ciq_ptxas_version": "13.3.73", "budget_s": 12, "pairs": 400,
-           "ciq_pairs": 50, "ciq_pool": 12}
+           "ciq_pairs": 50, "ciq_pool": 12, "search_space_attention": "att.bin", "search_space_attention_sha256": "cd" * 32}
     m = lambda s, lo, hi: {"speedup": s, "speedup_lo": lo, "speedup_hi": hi, "stock_ms": 0.05}
     results = [
         {"case": "k1", "status": "measured", "measured": {"compileiq": m(1.02, 1.01, 1.03), "ptxas133": m(0.99, 0.98, 0.995),
                                                           "sasstune": m(1.04, 1.03, 1.05), "ciq_sass": m(1.05, 1.04, 1.06)},
          "compileiq": {"evaluated": 30, "wall_s": 14, "counts": {"timed": 20, "compile_failed": 3, "wrong": 2}},
-         "sasstune": {"wall_s": 14}},
+         "sasstune": {"wall_s": 14}, "budget_s": 12},
         {"case": "k2", "status": "measured", "measured": {"compileiq": {"speedup": 1.0, "speedup_lo": 1.0, "speedup_hi": 1.0,
                                                                         "same_as_stock": True},
                                                           "ptxas133": {"error": "no cubin"}, "sasstune": m(1.0, 0.99, 1.01),
@@ -222,9 +222,11 @@ def test_markdown_table_and_geometric_means():
         {"case": "k3", "status": "skipped"}]
     md = B.markdown(run, results)
     assert "| k1 | 50.0 µs | **1.0200 [1.0100, 1.0300]** | _0.9900 [0.9800, 0.9950]_ |" in md
-    assert "| 20 / 3 / 2 / 0 of 30 | 14 / 14 |" in md
+    assert "| 20 / 3 / 2 / 0 of 30 | 12 / 14, 14 |" in md
     assert "| k2 | 50.0 µs | 1 (stock) | n/a (no cubin) |" in md
     assert "Geometric mean, CompileIQ best ACF: 1.0100 (2 kernels)" in md
+    assert "; for attention att.bin (sha256 cdcdcdcdcdcdcdcd)" in md and "did not run" not in md
+    assert "**CompileIQ did not run**: importing" in B.markdown(dict(run, compileiq_error="importing"), [])
     assert "Geometric mean, ptxas 13.3, no ACF: 0.9900 (1 kernels)" in md
 
 
