@@ -219,7 +219,9 @@ def tune(a, sasstune, d, cubin, out, budget_s, env, name, variants):
     """sasstune tune cubin (with --variants: the product default) -> summary dict."""
     cmd = [sasstune, "tune", cubin, "--launch", os.path.join(d, "launch.json"), "--reward", "gpu",
            "--budget", R.fmt_seconds(budget_s), "-o", out, "--json", "--quiet"]
-    if variants:
+    if variants:      # the stock cubin: its listing is there already (used when stock is kept)
+        if os.path.exists(os.path.join(d, "stock.sass")):
+            cmd += ["--listing", os.path.join(d, "stock.sass")]
         cmd += ["--variants", "--ptx", os.path.join(d, "stock.ptx")]
         for p in a.ptxas:
             cmd += ["--ptxas", p]
@@ -392,6 +394,9 @@ def subprocess_env(sasstune):
             del env[k]
     env["TRITON_CACHE_DIR"] = tempfile.mkdtemp(prefix="peers-triton-cache-")
     env["PYTHONDONTWRITEBYTECODE"] = "1"
+    nd = os.path.join(os.path.dirname(R.triton_ptxas() or ""), "nvdisasm")
+    if "SASSTUNE_NVDISASM" not in env and os.path.exists(nd):
+        env["SASSTUNE_NVDISASM"] = nd     # the nvdisasm that matches Triton's ptxas, as bench/run.py
     if sasstune and "SASSTUNE_WORKER" not in env:
         w = os.path.join(os.path.dirname(sasstune), "sasstune-worker")
         if os.path.exists(w):
