@@ -126,6 +126,18 @@ def kept_notes(md):
     return {k: v for k, v in NOTES_RE.findall(text)}
 
 
+PEERS_RE = re.compile(r"<!-- peers -->\n.*?<!-- end of peers -->\n", re.S)
+
+
+def kept_peers(md):
+    """The page's peers section (bench/peers/, written by hand), kept as it is on a rewrite."""
+    try:
+        m = PEERS_RE.search(open(md).read())
+    except OSError:
+        return ""
+    return "\n" + m.group(0) if m else ""
+
+
 def device_of(run):
     for r in run["results"]:
         dev = (r.get("compare") or {}).get("device") or (r.get("stock") or {}).get("device")
@@ -572,7 +584,7 @@ def main(argv=None):
     if not a.dirs and not a.none:
         ap.error("give a results folder (or --none)")
     runs = load(a.dirs) if a.dirs else []
-    notes = kept_notes(a.md)
+    notes, peers = kept_notes(a.md), kept_peers(a.md)
     if a.note:
         if not runs:
             ap.error("--note goes with a run")
@@ -590,7 +602,7 @@ def main(argv=None):
     if groups and not drew:
         text = text.replace("![speedups](%s)\n" % link, "")
     os.makedirs(os.path.dirname(os.path.abspath(a.md)), exist_ok=True)
-    open(a.md, "w").write(text)
+    open(a.md, "w").write(text + peers)
     print(a.md + (" " + png if drew else ""))
     return 0
 

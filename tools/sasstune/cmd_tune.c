@@ -34,7 +34,8 @@ static void usage(FILE *out)
 		"  --launch L      launch spec (docs/runtime.md); required for --reward gpu, and sizes the\n"
 		"                  cost model's warps per SM sub-partition otherwise\n"
 		"  --kernel K      the kernel (default: the launch spec's, else the only entry kernel)\n"
-		"  --listing F     CUBIN's `nvdisasm -hex -c` listing (default: run nvdisasm)\n"
+		"  --listing F     CUBIN's `nvdisasm -hex -c` listing (default: run nvdisasm; with --variants,\n"
+		"                  used only when stock is kept: a winning variant is other code)\n"
 		"  --method M      random (default: it beat PPO and greedy at equal GPU time, docs/tune.md),\n"
 		"                  ppo or greedy\n"
 		"  --budget T      wall-clock budget, e.g. 300s, 5m (default 300s with the GPU)\n"
@@ -139,6 +140,8 @@ int st_cmd_tune(int argc, char **argv)
 	if (variants && (rc = st_vcli_tune_pick(argv[0], &vc, &data, &size, kernel ? kernel : spec ? st_launch_kernel(spec) : NULL,
 						spec, variant, sizeof variant)) != ST_EXIT_OK)
 		goto done;
+	if (variants && strcmp(variant, "stock"))
+		listing = NULL; /* --listing is CUBIN's; the winner's code differs (nvdisasm reads it) */
 	st_tcli_progress pr;
 	st_tcli_progress_start(&pr, kernel ? kernel : spec ? st_launch_kernel(spec) : "tune", quiet, &o.search);
 	if (!quiet)
