@@ -42,7 +42,9 @@ static void try_prefix(const char *prefix, size_t len, void **lib, char **path)
 		char pat[4300];
 		if (len + strlen(wheel_pats[i]) + 2 > sizeof pat)
 			return;
-		snprintf(pat, sizeof pat, "%.*s/%s", (int)len, prefix, wheel_pats[i]);
+		int n = snprintf(pat, sizeof pat, "%.*s/%s", (int)len, prefix, wheel_pats[i]);
+		if (n < 0 || (size_t)n >= sizeof pat)
+			return;
 		try_pattern(pat, lib, path);
 	}
 }
