@@ -44,7 +44,8 @@ cache() { sed -n "s/^$1:[A-Z]*=//p" "$BUILD/CMakeCache.txt"; }
 CJINC=$(cache CJSON_INCLUDE_DIR); ELFINC=$(cache LIBELF_INCLUDE_DIR)
 (set -x; gcc -O2 -std=c11 -D_GNU_SOURCE -Iinclude -Iplugin -I"$CJINC" -I"$ELFINC" test/gpu/soundness.c \
    "$BUILD/libsasstune_static.a" "$(cache LIBELF_LIBRARY)" "$(cache CJSON_LIBRARY)" $(cache ZLIB_LIBRARY) \
-   -ldl -lm -lpthread -o "$BUILD/soundness") >> "$LOG" 2>&1 || { tail -n 20 "$LOG"; exit 1; }
+   -ldl -lm -lpthread -o "$BUILD/soundness.$$" && mv -f "$BUILD/soundness.$$" "$BUILD/soundness") >> "$LOG" 2>&1 ||
+  { tail -n 20 "$LOG"; exit 1; }   # built aside and renamed: two campaigns may start side by side
 [ -n "${BUILD_ONLY:-}" ] && exit 0   # BUILD_ONLY=1: build the driver, run nothing
 export SASSTUNE_WORKER=$BUILD/sasstune-worker
 WALKS=${WALKS:-1000}; MAX_MOVES=${MAX_MOVES:-64}; SEED=${SEED:-1}; ROTATE=${ROTATE:-250}; HOIST=${HOIST:-0}
