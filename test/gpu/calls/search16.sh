@@ -20,7 +20,7 @@ source scripts/device-setup.sh >/dev/null 2>&1
 bash scripts/build-gpu.sh build-gpu $OUT/build.log || exit 1
 echo "built at $(( $(date +%s) - T0 ))s"
 export SASSTUNE_WORKER=$PWD/build-gpu/sasstune-worker
-ST=build-gpu/sasstune
+ST=$PWD/build-gpu/sasstune
 R=/tmp/search16; rm -rf $R; mkdir -p $R/methods $R/logs
 B=${METHOD_BUDGET:-6s}
 P=${REMEASURE_PAIRS:-400}
