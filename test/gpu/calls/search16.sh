@@ -8,7 +8,8 @@
 #      the time box (TOTAL_S, default 400 s) allows, eval logs appended too.
 # Expected wall time on the H200 (16 cores): build ~60 s, (a) 21 runs x ~9 s + compares ~40 s = ~230 s,
 # (b) what is left of 400 s; under 7 minutes in all.
-# Results: $OUT/summary.md (both tables), $OUT/search16.tgz (every JSON, the eval logs, consoles),
+# Then bench/transfer.py over the eval logs (leave one kernel out, CPU): $OUT/transfer.md.
+# Results: $OUT/summary.md (both tables), $OUT/transfer.md, $OUT/search16.tgz (every JSON, the eval logs, consoles),
 # $OUT/build.log.  On the lent H200: run tool with carry [".deps"],
 #   command `bash test/gpu/calls/search16.sh`.
 cd "$(dirname "$0")/../../.."
@@ -19,7 +20,7 @@ source scripts/device-setup.sh >/dev/null 2>&1
 bash scripts/build-gpu.sh build-gpu $OUT/build.log || exit 1
 echo "built at $(( $(date +%s) - T0 ))s"
 export SASSTUNE_WORKER=$PWD/build-gpu/sasstune-worker
-ST=build-gpu/sasstune
+ST=$PWD/build-gpu/sasstune
 R=/tmp/search16; rm -rf $R; mkdir -p $R/methods $R/logs
 B=${METHOD_BUDGET:-6s}
 P=${REMEASURE_PAIRS:-400}
@@ -50,6 +51,8 @@ if [ $LEFT -gt 70 ]; then
 fi
 python3 bench/search16/summarize.py $R > $OUT/summary.md 2> $R/summarize.err
 cat $R/summarize.err >> $OUT/summary.md
+# (4) leave-one-kernel-out transfer of a learned cost model over the eval logs (CPU, seconds)
+timeout 60 python3 bench/transfer.py $R/logs/*.jsonl --json $R/transfer.json > $OUT/transfer.md 2>&1
 tar czf $OUT/search16.tgz --exclude='*.cubin' -C /tmp search16
 cat $OUT/summary.md
 echo "done at $(( $(date +%s) - T0 ))s"
