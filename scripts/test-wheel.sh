@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The Python package as a user installs it (issue 20), checked from a fresh venv:
 #   1. scripts/build-wheel.sh: pip wheel . through scikit-build-core (no build isolation, no
-#      sasstune-cc), auditwheel repair (libelf and libcjson vendored into sasstune.libs/);
+#      sasstune-cc), auditwheel repair (libelf, libcjson and libhiredis vendored into sasstune.libs/);
 #   2. the wheel's name (py3-none-manylinux_*) and files (no LLVM), auditwheel show;
 #   3. python3 -m venv without the system site packages; the repaired wheel, pytest, and the host's
 #      triton package (links to it and its dist-info: 600 MB, used only to compile kernels in tests);
