@@ -339,8 +339,9 @@ def row(r):
     m, c, st = r.get("measured") or {}, r.get("compileiq") or {}, r.get("sasstune") or {}
     n = c.get("counts") or {}
     stock_ms = next((x.get("stock_ms") for x in m.values() if isinstance(x, dict) and x.get("stock_ms")), None)
+    why = (r.get("stock") or {}).get("error") or r.get("reason")
     return "| %s | %s | %s | %s | %s |" % (
-        r["case"], "%.1f µs" % (stock_ms * 1e3) if stock_ms else r.get("status", ""),
+        r["case"], "%.1f µs" % (stock_ms * 1e3) if stock_ms else r.get("status", "") + (": " + why[:80] if why else ""),
         " | ".join(cell(m.get(k)) if m else "n/a" for k, _ in COLUMNS),
         "%s / %s / %s / %s of %s" % (n.get("timed", 0), n.get("compile_failed", 0), n.get("wrong", 0),
                                      n.get("crashed", 0) + n.get("timed_out", 0), c.get("evaluated", 0))

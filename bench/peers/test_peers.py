@@ -219,11 +219,13 @@ def test_markdown_table_and_geometric_means():
                                                                         "same_as_stock": True},
                                                           "ptxas133": {"error": "no cubin"}, "sasstune": m(1.0, 0.99, 1.01),
                                                           "ciq_sass": m(1.0, 0.99, 1.01)}},
-        {"case": "k3", "status": "skipped"}]
+        {"case": "k3", "status": "skipped", "reason": "time box spent"},
+        {"case": "k4", "status": "stock-failed", "stock": {"error": "RuntimeError: no GPU"}}]
     md = B.markdown(run, results)
     assert "| k1 | 50.0 µs | **1.0200 [1.0100, 1.0300]** | _0.9900 [0.9800, 0.9950]_ |" in md
     assert "| 20 / 3 / 2 / 0 of 30 | 12 / 14, 14 |" in md
     assert "| k2 | 50.0 µs | 1 (stock) | n/a (no cubin) |" in md
+    assert "| k3 | skipped: time box spent | n/a |" in md and "| k4 | stock-failed: RuntimeError: no GPU |" in md
     assert "Geometric mean, CompileIQ best ACF: 1.0100 (2 kernels)" in md
     assert "; for attention att.bin (sha256 cdcdcdcdcdcdcdcd)" in md and "did not run" not in md
     assert "**CompileIQ did not run**: importing" in B.markdown(dict(run, compileiq_error="importing"), [])

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # sasstune against NVIDIA CompileIQ on the bench kernels (issue 19; docs/benchmarks.md "Peers"):
 #   bash test/gpu/calls/peers.sh [KERNELS] [BUDGET] [NAME] [LIMIT_S]
-# Expected wall on the H200 (16 cores): the build (~1 min), then per kernel about 3 x BUDGET + 25 s
+# Expected wall on the H200 (16 cores): set-up and build (~1 min), then per kernel about 3 x BUDGET + 30-40 s
 # (stock, sasstune's tune with variants, CompileIQ for the same wall time, the SASS search on
 # CompileIQ's cubin, four 400-pair re-measures), all inside a time box ending LIMIT_S (default 530)
 # seconds after the start: later kernels get smaller budgets (at least 5 s) or are skipped.
