@@ -402,8 +402,6 @@ static st_status er_eval(run *r, envrun *e, unsigned pairs, unsigned kind, st_ev
 	r->eval_s += now_s() - t;
 	if (s)
 		return env_fail(s, e, "evaluate", SIZE_MAX, err);
-	if (r->o->on_eval)
-		er_note_eval(r, e, kind, ev);
 	r->evals++;
 	e->res->evals++;
 	if (ev->status == ST_OK) {
@@ -415,6 +413,8 @@ static st_status er_eval(run *r, envrun *e, unsigned pairs, unsigned kind, st_ev
 		r->rejected++;
 		e->res->rejected++;
 	}
+	if (r->o->on_eval) /* only evaluations that passed the checks above */
+		er_note_eval(r, e, kind, ev);
 	return ST_OK;
 }
 
