@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 16 (docs/tune.md, "The default method" and "Racing confirmation, re-measured"): one build, then
+# Issue 16 (docs/tune.md, "The default method" and "Racing confirmation", "Cost per step", "Transfer, measured"): one build, then
 #  (a) random, ppo and greedy at equal wall time (METHOD_BUDGET, default 6s; seed 1) on the seven
 #      test/fixtures/triton-sm90 fixtures, GPU reward, every evaluation logged (--log-evals); every
 #      confirmed result re-measured apart by `sasstune compare ORIG TUNED --pairs 400` (REMEASURE_PAIRS);
