@@ -99,6 +99,7 @@ typedef struct st_search_opts {
 	int (*progress)(const st_search_progress *p, void *data);      /* nonzero: stop early */
 	void *progress_data;
 	unsigned race_pairs;                /* pairs a candidate gets in the race's first round */
+	unsigned choices;                   /* PPO: moves scored per decision, a uniform sample (0 = all) */
 	void (*on_eval)(const st_search_eval_note *n, void *data);    /* may be NULL */
 	void *on_eval_data;
 } st_search_opts;
@@ -120,7 +121,7 @@ typedef struct st_search_result {
 void st_search_result_free(st_search_result *r);
 
 typedef struct st_policy st_policy;   /* shared-weight move scorer + value head */
-#define ST_POLICY_HIDDEN_DEFAULT 64
+#define ST_POLICY_HIDDEN_DEFAULT 16 /* 64 until issue 16: 4x the cost a step, no measured gain */
 st_status st_policy_new(unsigned hidden, uint64_t seed, st_policy **out, st_error *err);
 void st_policy_free(st_policy *p);
 st_status st_policy_load(const char *path, st_policy **out, st_error *err);

@@ -169,7 +169,8 @@ static int apply_policy(st_plugin_result *r, const struct run_ctx *c, const char
 	int changed = tr.improved;
 	if (changed)
 		finish(r, c->set, c->kernel, tr.cubin, tr.cubin_size, ST_PLUGIN_POLICY,
-		       "%s; policy %s applied (%llu moves, checked, unconfirmed: the cost model predicts %.4fx)", why,
+		       "%s; policy %s applied (%llu moves, checked, unconfirmed: the cost model predicts %.4fx; "
+		       "no policy has been shown to transfer to unseen kernels, docs/tune.md)", why,
 		       c->set->policy, (unsigned long long)tr.steps, tr.model_ratio);
 	st_tune_result_free(&tr);
 	return changed;

@@ -53,6 +53,7 @@ static const opt_desc opt_table[] = {
 	OPT("ppo.ent_coef", ent_coef, OPT_DBL, 0, 10, 0.01),
 	OPT("ppo.vf_coef", vf_coef, OPT_DBL, 0, 100, 0.5),
 	OPT("ppo.max_grad_norm", max_grad_norm, OPT_DBL, 0, 1e9, 0.5),
+	OPT("ppo.choices", choices, OPT_UNS, 0, 1e7, 64),
 	OPT("progress_every", progress_every, OPT_UNS, 1, 1e9, 16),
 };
 #define N_OPTS (sizeof opt_table / sizeof opt_table[0])
@@ -246,6 +247,8 @@ typedef struct run {
 	st_eval best_all;
 	float *feat;          /* the current state's move rows (+ the stop row) */
 	size_t feat_cap;      /* rows */
+	size_t *pick;         /* PPO: the moves behind feat's rows (a sample when ppo.choices < n) */
+	size_t pick_cap;
 	/* PPO */
 	st_policy *pol;
 	st_adam adam;
@@ -399,8 +402,6 @@ static st_status er_eval(run *r, envrun *e, unsigned pairs, unsigned kind, st_ev
 	r->eval_s += now_s() - t;
 	if (s)
 		return env_fail(s, e, "evaluate", SIZE_MAX, err);
-	if (r->o->on_eval)
-		er_note_eval(r, e, kind, ev);
 	r->evals++;
 	e->res->evals++;
 	if (ev->status == ST_OK) {
@@ -412,6 +413,8 @@ static st_status er_eval(run *r, envrun *e, unsigned pairs, unsigned kind, st_ev
 		r->rejected++;
 		e->res->rejected++;
 	}
+	if (r->o->on_eval) /* only evaluations that passed the checks above */
+		er_note_eval(r, e, kind, ev);
 	return ST_OK;
 }
 
@@ -490,11 +493,41 @@ static st_status note_eval(run *r, envrun *e, const st_eval *ev, st_error *err)
 
 /* ---- features and the policy ------------------------------------------------------- */
 
-static st_status gather(run *r, envrun *e, size_t n, st_error *err)
+/* The rows PPO decides among: every legal move, or (ppo.choices = k < n) k of them drawn uniformly
+ * without replacement, in increasing move order (r->pick[i] is row i's move).  The sample is part
+ * of the observation, so PPO's ratio stays that of the decision it recorded; the cost of a step
+ * (features, forward passes, and the update over the rollout) scales with k instead of n. */
+static st_status pick_moves(run *r, size_t n, size_t *k, st_error *err)
 {
-	if (n + 1 > r->feat_cap) {
+	size_t want = r->o->choices && r->o->choices < n ? r->o->choices : n;
+	st_status s = grow((void **)&r->pick, &r->pick_cap, n, sizeof(size_t), err);
+	if (s)
+		return s;
+	for (size_t i = 0; i < n; i++)
+		r->pick[i] = i;
+	if (want < n) {
+		for (size_t i = 0; i < want; i++) { /* partial Fisher-Yates */
+			size_t j = i + st_rng_below(&r->rng, n - i), t = r->pick[i];
+			r->pick[i] = r->pick[j];
+			r->pick[j] = t;
+		}
+		for (size_t i = 1; i < want; i++) /* insertion sort: a fixed row order for a fixed sample */
+			for (size_t j = i; j > 0 && r->pick[j - 1] > r->pick[j]; j--) {
+				size_t t = r->pick[j];
+				r->pick[j] = r->pick[j - 1];
+				r->pick[j - 1] = t;
+			}
+	}
+	*k = want;
+	return ST_OK;
+}
+
+/* Feature rows of the k moves in r->pick (+ the stop row). */
+static st_status gather(run *r, envrun *e, size_t k, st_error *err)
+{
+	if (k + 1 > r->feat_cap) {
 		size_t cap = r->feat_cap ? r->feat_cap : 64;
-		while (cap < n + 1)
+		while (cap < k + 1)
 			cap *= 2;
 		float *f = realloc(r->feat, cap * ST_SEARCH_NFEAT * sizeof(float));
 		if (!f)
@@ -502,17 +535,17 @@ static st_status gather(run *r, envrun *e, size_t n, st_error *err)
 		r->feat = f;
 		r->feat_cap = cap;
 	}
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < k; i++) {
 		float *row = r->feat + i * ST_SEARCH_NFEAT;
-		st_status s = e->env->features(e->env->data, i, row, err);
+		st_status s = e->env->features(e->env->data, r->pick[i], row, err);
 		if (s)
-			return env_fail(s, e, "features of move", i, err);
+			return env_fail(s, e, "features of move", r->pick[i], err);
 		for (size_t f = 0; f < ST_SEARCH_NFEAT; f++)
 			if (!isfinite(row[f]))
 				return st_error_set(err, ST_EINVAL, "%s: move %zu feature %s is not finite",
-						    env_name(e), i, st_search_feature_name(f));
+						    env_name(e), r->pick[i], st_search_feature_name(f));
 	}
-	st_stop_features(r->feat + n * ST_SEARCH_NFEAT);
+	st_stop_features(r->feat + k * ST_SEARCH_NFEAT);
 	return ST_OK;
 }
 
@@ -586,13 +619,15 @@ static st_status ppo_update(run *r, double bootstrap, st_error *err)
 }
 
 /* Choose among the n moves (+ stop when allowed) in r->feat; records the decision. */
-static st_status ppo_choose(run *r, size_t n, int can_stop, double step_frac, size_t *action, st_error *err)
+static st_status ppo_choose(run *r, size_t n, size_t n_all, int can_stop, double step_frac, size_t *action,
+			     st_error *err)
 {
 	st_policy *p = r->pol;
 	const size_t H = p->hidden, F = ST_SEARCH_NFEAT, c = n + (can_stop != 0);
 	st_status s;
 	float state[ST_STATE_NFEAT];
 	st_state_features(r->feat, n, step_frac, state);
+	state[ST_SEARCH_NFEAT + 1] = (float)(log((double)n_all + 1.0) / 8.0); /* every legal move counts */
 	if (r->n_buf >= r->o->rollout) {
 		double boot = st_mlp_forward(p, &p->critic, state, r->h, r->h + H);
 		if ((s = ppo_update(r, boot, err)))
@@ -685,12 +720,14 @@ static st_status episode(run *r, envrun *e, int ppo, st_error *err)
 			break;
 		if (ppo) {
 			double t0 = now_s();
-			if ((s = gather(r, e, n, err)))
+			size_t k;
+			if ((s = pick_moves(r, n, &k, err)) || (s = gather(r, e, k, err)))
 				return s;
-			s = ppo_choose(r, n, t > 0, (double)t / o->episode_len, &a, err);
+			s = ppo_choose(r, k, n, t > 0, (double)t / o->episode_len, &a, err);
 			r->policy_s += now_s() - t0;
 			if (s)
 				return s;
+			a = a == k ? n : r->pick[a]; /* row k is the stop action */
 			last = r->n_buf - 1;   /* an update may have emptied the rollout before it */
 		} else {
 			a = st_rng_below(&r->rng, n);
@@ -848,6 +885,7 @@ static void run_free(run *r)
 	}
 	free(r->er);
 	free(r->feat);
+	free(r->pick);
 	st_adam_free(&r->adam);
 	free(r->grad);
 	free(r->adv_raw);

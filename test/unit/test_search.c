@@ -780,6 +780,78 @@ static void test_env_failures(void **state)
 	toy_free(&t);
 }
 
+/* ppo.choices: PPO scores a uniform sample of k legal moves per decision (features are asked for
+ * those only), and still learns; on_eval sees every evaluation, with the candidate's summed rows. */
+typedef struct counting {
+	size_t features, applies, notes, race, final;
+} counting;
+static counting *g_cnt; /* the toy's callbacks get the toy; the test's counter rides here */
+
+static st_status counted_features(void *data, size_t move, float *row, st_error *err)
+{
+	g_cnt->features++;
+	return toy_features(data, move, row, err);
+}
+
+static st_status counted_apply(void *data, size_t move, st_error *err)
+{
+	g_cnt->applies++;
+	return toy_apply(data, move, err);
+}
+
+static void count_note(const st_search_eval_note *n, void *data)
+{
+	counting *c = data;
+	c->notes++;
+	c->race += n->kind == ST_EVAL_RACE;
+	c->final += n->kind == ST_EVAL_FINAL;
+	assert_non_null(n->feat_sum);
+	/* every toy move is a swap: the summed move.swap feature is the number of moves */
+	assert_true(fabs(n->feat_sum[ST_F_SWAP] - (double)n->n_moves) < 1e-6);
+}
+
+static void test_choices_and_notes(void **state)
+{
+	(void)state;
+	counting c = {0};
+	g_cnt = &c;
+	toy t;
+	toy_init(&t, 40, 3, 3, 0.02);
+	st_search_env env = toy_env(&t, "toy");
+	env.features = counted_features;
+	env.apply = counted_apply;
+	const st_search_env *envs[] = {&env};
+	st_search_opts o = base_opts(ST_SEARCH_PPO, 5, 400);
+	o.choices = 6;
+	o.on_eval = count_note;
+	o.on_eval_data = &c;
+	st_policy *p;
+	assert_int_equal(st_policy_new(8, 1, &p, NULL), ST_OK);
+	st_search_result res;
+	assert_int_equal(st_search_run(envs, 1, p, &o, &res, NULL), ST_OK);
+	/* at most 6 rows per decision, plus one per applied move for on_eval's stack (replays too) */
+	assert_true(c.features <= 6 * res.steps + c.applies);
+	assert_true(c.features >= 6 * (res.steps / 2));
+	assert_int_equal(c.notes, res.evals);
+	assert_int_equal(c.race + c.final, res.confirms);
+	assert_true(res.confirm_pairs_spent > 0);
+	assert_true(toy_score(&t) >= 0);
+	st_search_result_free(&res);
+	st_policy_free(p);
+	toy_free(&t);
+	st_search_opts d;
+	st_search_opts_init(&d);
+	assert_int_equal(d.choices, 64);
+	assert_int_equal(d.confirm_top, 8);
+	assert_int_equal(d.race_pairs, 50);
+	st_error err;
+	assert_int_equal(st_search_opts_set(&d, "ppo.choices", "0", &err), ST_OK);
+	assert_int_equal(d.choices, 0);
+	assert_string_equal(st_search_method_name(ST_SEARCH_RANDOM), "random");
+	assert_null(st_search_method_name((st_search_method)7));
+	g_cnt = NULL;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -795,6 +867,7 @@ int main(void)
 		cmocka_unit_test(test_policy_transfers),
 		cmocka_unit_test(test_budgets_and_progress),
 		cmocka_unit_test(test_env_failures),
+		cmocka_unit_test(test_choices_and_notes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -26,7 +26,7 @@ static void usage(FILE *out)
 		"  -o POLICY.json  the trained policy (required; `sasstune apply --policy`, `tune --policy`)\n"
 		"  --steps N       moves in all (default 4000 with the model); --budget T wall-clock\n"
 		"  --seed S        search and initialisation seed (default 1)\n"
-		"  --hidden H      policy width (default 64)\n"
+		"  --hidden H      policy width (default 16)\n"
 		"  --policy START  continue training this policy instead of a new one\n"
 		"  --wide, --no-ctrl  the move set (apply with the same)\n"
 		"  --set N=V       a search setting (ppo.lr, episode_len, ...; docs/search.md)\n"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 16 (docs/tune.md, "The default method" and "Racing confirmation, re-measured"): one build, then
+# Issue 16 (docs/tune.md, "The default method" and "Racing confirmation", "Cost per step", "Transfer, measured"): one build, then
 #  (a) random, ppo and greedy at equal wall time (METHOD_BUDGET, default 6s; seed 1) on the seven
 #      test/fixtures/triton-sm90 fixtures, GPU reward, every evaluation logged (--log-evals); every
 #      confirmed result re-measured apart by `sasstune compare ORIG TUNED --pairs 400` (REMEASURE_PAIRS);
@@ -10,7 +10,9 @@
 # (b) what is left of 400 s; under 7 minutes in all.
 # Then bench/transfer.py over the eval logs (leave one kernel out, CPU): $OUT/transfer.md.
 # Results: $OUT/summary.md (both tables), $OUT/transfer.md, $OUT/search16.tgz (every JSON, the eval logs, consoles),
-# $OUT/build.log.  On the lent H200: run tool with carry [".deps"],
+# $OUT/build.log.  Every run logs its evaluations (the cost model's ratio and the feature sums: a
+# fraction of a ms per evaluation, the same for every method).  FIXTURE_DIR=test/fixtures/triton-sm90-ptxas13.5
+# repeats (a) on the ptxas 13.5 fixtures.  On the lent H200: run tool with carry [".deps"],
 #   command `bash test/gpu/calls/search16.sh`.
 cd "$(dirname "$0")/../../.."
 OUT=${OUT:?run from the device tool, which sets OUT}
@@ -24,7 +26,7 @@ ST=$PWD/build-gpu/sasstune
 R=/tmp/search16; rm -rf $R; mkdir -p $R/methods $R/logs
 B=${METHOD_BUDGET:-6s}
 P=${REMEASURE_PAIRS:-400}
-FIX=test/fixtures/triton-sm90
+FIX=${FIXTURE_DIR:-test/fixtures/triton-sm90}  # or test/fixtures/triton-sm90-ptxas13.5 (same names)
 FIXTURES=${FIXTURES:-add_f32_1M softmax_f32_1024x1024 layernorm_f16_1024x1024 matmul_f16_512x512x2048_b64x64x32_w4s3_leakyrelu matmul_f16_1024x1024x1024_b128x128x64_w4s4 matmul_f16_2048x2048x2048_b128x256x64_w8s3 attn_fwd_f16_bh4_n1024_d64_b128x64}
 METHODS=${METHODS:-random ppo greedy}
 for f in $FIXTURES; do
@@ -49,7 +51,8 @@ if [ $LEFT -gt 70 ]; then
     "--tune-arg=--log-evals $R/logs/bench.jsonl" > $R/bench.console 2>&1
   echo "bench rc=$? at $(( $(date +%s) - T0 ))s" | tee -a $R/methods.console
 fi
-python3 bench/search16/summarize.py $R > $OUT/summary.md 2> $R/summarize.err
+{ echo "search16: fixtures $FIX, methods $METHODS at $B each, seed 1, re-measure $P pairs; $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1); $(date -u +%FT%TZ)"; echo
+  python3 bench/search16/summarize.py $R; } > $OUT/summary.md 2> $R/summarize.err
 cat $R/summarize.err >> $OUT/summary.md
 # (4) leave-one-kernel-out transfer of a learned cost model over the eval logs (CPU, seconds)
 timeout 60 python3 bench/transfer.py $R/logs/*.jsonl --json $R/transfer.json > $OUT/transfer.md 2>&1
