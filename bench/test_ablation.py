@@ -1,0 +1,56 @@
+"""CPU checks of bench/ablation.py: configurations, rotation, the table and its summary lines."""
+import os
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import ablation as A  # noqa: E402
+
+
+def test_parse_config():
+    assert A.parse_config("+aim=--families swap,ctrl,hoist --aim auto") == \
+        ("+aim", ["--families", "swap,ctrl,hoist", "--aim", "auto"])
+    assert A.parse_config("plain=") == ("plain", [])
+    with pytest.raises(ValueError):
+        A.parse_config("no equals sign")
+    with pytest.raises(ValueError):
+        A.parse_config("=--aim auto")
+
+
+def test_rotate_visits_every_order_start():
+    cfg = ["a", "b", "c"]
+    assert [A.rotate(cfg, k)[0] for k in range(4)] == ["a", "b", "c", "a"]
+    assert A.rotate([], 3) == []
+
+
+def test_bad_arguments_are_refused(capsys):
+    with pytest.raises(SystemExit):
+        A.parse_args(["--out", "/tmp/x", "--config", "a=", "--config", "a=--aim auto"])
+    assert "must differ" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        A.parse_args(["--out", "/tmp/x", "--config", "a=", "--kernels", "nosuchkernel"])
+    assert "unknown kernel" in capsys.readouterr().err
+
+
+def _t(speedup, lo, hi, ratio=None, same=False):
+    m = {"speedup": speedup, "speedup_lo": lo, "speedup_hi": hi}
+    if same:
+        m["same_as_stock"] = True
+    return {"confirmed": ratio is not None, "ratio": ratio, "remeasure": m}
+
+
+def test_markdown_geomean_slower_and_tuner_gap():
+    run = {"date": "d", "command": "c", "budget_s": 6.0, "pairs": 400}
+    results = [
+        {"case": "k1", "configs": {"old": _t(1.0, 1.0, 1.0, same=True), "new": _t(1.02, 1.01, 1.03, ratio=1.021)}},
+        {"case": "k2", "configs": {"old": _t(0.99, 0.985, 0.995, ratio=1.01), "new": _t(1.0, 1.0, 1.0, same=True)}},
+        {"case": "k3", "error": "skipped: the time box is spent", "configs": {}},
+    ]
+    md = A.markdown(run, results, ["old", "new"])
+    assert "| k1 | 1 (stock) | 1.0200 [1.0100, 1.0300]; tuner 1.0210 |" in md
+    assert "| k3 | – (skipped: the time box is spent) | – (skipped: the time box is spent) |" in md
+    assert "- old: geometric mean %.4f over 2 kernels; 1 resolved slower than stock" % (0.99 ** 0.5) in md
+    assert "- new: geometric mean %.4f over 2 kernels; 0 resolved slower than stock" % (1.02 ** 0.5) in md
+    # k1/new: 1.021 vs 1.02 is within 0.3 %; k2/old: 1.01 vs 0.99 is not
+    assert "1 of 2 within 0.3 %" in md
