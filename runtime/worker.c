@@ -934,7 +934,8 @@ static st_status do_profile(worker *w, st_rt_reader *rd, st_rt_writer *out, st_e
 	if (rc == ST_OK && (rc = load_module(w, cubin, size, &m, err)) == ST_OK) {
 		double n = ceil(target_ms / w->kernel_ms);
 		unsigned launches = n < 1 ? 1 : n > max_launches ? max_launches : (unsigned)n;
-		progress(w, 20.0 * launches * w->kernel_ms); /* sampling slows the kernel down */
+		/* sampling slows the kernel down, and serialized launches cost CUPTI time each */
+		progress(w, 20.0 * launches * w->kernel_ms + 5.0 * launches + 30000);
 		rc = profile_run(w, &m, launches, prof, err);
 		st_profile_meta_of(prof)->launches = launches;
 		unload(w, &m);

@@ -91,7 +91,7 @@ static int known(const char *name)
 {
 	static const char *const names[] = {"mode",	"log",	    "cache_dir",	  "budget",	    "policy",
 					    "gpu_name", "compute_capability", "driver_version", "retune", "device",
-					    "variants"};
+					    "variants", "aim"};
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
 		if (!strcmp(name, names[i]))
 			return 1;
@@ -113,6 +113,12 @@ static st_status apply(st_pass_settings *s, const char *name, const char *v, con
 		return st_pass__set_device(&s->device, v, from, err);
 	if (!strcmp(name, "variants"))
 		return set_variants(s, v, from, err);
+	if (!strcmp(name, "aim")) { /* aimed proposals (docs/profile.md) */
+		if (strcmp(v, "auto") && strcmp(v, "off"))
+			return st_error_set(err, ST_EINVAL, "%s: unknown value '%.40s' (expected auto or off)", from, v);
+		s->aim = !strcmp(v, "auto");
+		return ST_OK;
+	}
 	char **slot = !strcmp(name, "cache_dir")	  ? &s->cache_dir
 		      : !strcmp(name, "budget")		  ? &s->budget
 		      : !strcmp(name, "policy")		  ? &s->policy
@@ -134,7 +140,8 @@ st_status st_pass__settings_load(st_pass_settings *s, const char *options_json, 
 		    {"SASSTUNE_POLICY", "policy"},
 		    {"SASSTUNE_LOG", "log"},
 		    {"SASSTUNE_RETUNE", "retune"},
-		    {"SASSTUNE_VARIANTS", "variants"}};
+		    {"SASSTUNE_VARIANTS", "variants"},
+		    {"SASSTUNE_AIM", "aim"}};
 	memset(s, 0, sizeof *s);
 	s->mode = ST_PASS_TUNE;
 	s->budget_seconds = ST_PASS_BUDGET_DEFAULT;
