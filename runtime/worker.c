@@ -893,19 +893,22 @@ static st_status do_time(worker *w, st_rt_reader *rd, st_rt_writer *out, st_erro
 }
 
 /* ---- PROFILE: CUPTI PC sampling (docs/profile.md) ---- */
+#define PROFILE_CHUNK 20 /* launches per sampling range: CUPTI keeps each serialized launch's PCs until drained */
+
 static st_status profile_run(worker *w, wmod *m, unsigned launches, st_profile *prof, st_error *err)
 {
 	st_status rc = reset_buffers(w, 0, err);
-	if (rc == ST_OK)
+	for (unsigned done = 0; rc == ST_OK && done < launches; done += PROFILE_CHUNK) {
 		rc = st_cupti_start(w->cupti, err);
-	for (unsigned i = 0; rc == ST_OK && i < launches; i++)
-		rc = launch(w, m, err);
-	CUresult r = w->cu.StreamSynchronize(w->stream);
-	w->idle_since = st_rt_now_ms();
-	if (rc == ST_OK && r != CUDA_SUCCESS)
-		rc = cuerr(w, err, r, "kernel %s while sampling", w->spec->kernel);
-	if (rc == ST_OK)
-		rc = st_cupti_stop(w->cupti, prof, err);
+		for (unsigned i = done; rc == ST_OK && i < launches && i < done + PROFILE_CHUNK; i++)
+			rc = launch(w, m, err);
+		CUresult r = w->cu.StreamSynchronize(w->stream);
+		w->idle_since = st_rt_now_ms();
+		if (rc == ST_OK && r != CUDA_SUCCESS)
+			rc = cuerr(w, err, r, "kernel %s while sampling", w->spec->kernel);
+		if (rc == ST_OK)
+			rc = st_cupti_stop(w->cupti, prof, err);
+	}
 	return rc;
 }
 
