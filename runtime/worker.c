@@ -941,10 +941,12 @@ static st_status do_profile(worker *w, st_rt_reader *rd, st_rt_writer *out, st_e
 		progress(w, 20.0 * launches * w->kernel_ms + 5.0 * launches + 30000);
 		rc = profile_run(w, &m, launches, prof, err);
 		st_profile_meta_of(prof)->launches = launches;
-		unload(w, &m);
 	}
+	/* disable (CUPTI flushes what it still holds) while the module is loaded, then unload it */
 	if (w->cupti && !w->fatal)
 		st_cupti_disable(w->cupti, rc == ST_OK ? prof : NULL);
+	if (m.mod && !w->fatal)
+		unload(w, &m);
 	char *text = NULL;
 	if (rc == ST_OK) {
 		st_profile_meta *meta = st_profile_meta_of(prof);
