@@ -5,7 +5,7 @@
 #   bash test/gpu/calls/aim-bench.sh
 # Environment:
 #   KERNELS=mm_leaky_512,softmax,layernorm   bench kernels (bench/kernels.py)
-#   BUDGET=60s        per tune (--aim auto needs 5 % of the budget >= 3 s, i.e. >= 60 s)
+#   BUDGET=60s        per tune, in seconds with an "s" (--aim auto needs 5 % of it >= 3 s: >= 60s)
 #   METHOD=ppo        search method (ppo, random, greedy)
 #   SEED=1            tune seed (the same for both arms)
 #   LIMIT_S=560       the time box
@@ -40,8 +40,9 @@ for k in ${KERNELS//,/ }; do
   timeout 120 python3 bench/stock.py --case $k --dir $D --pairs 10 > $D/stock.log 2>&1
   [ -f $D/launch.json ] || { echo "$k: no launch spec (see $k/stock.log)" >> $R/notes.txt; continue; }
   arms="off auto"; [ $((i % 2)) = 1 ] && arms="auto off"; i=$((i + 1))
+  L=(); [ -f $D/stock.sass ] && L=(--listing $D/stock.sass)
   for arm in $arms; do
-    timeout $(( 2 * B_S + 120 )) $ST tune $D/stock.cubin --launch $D/launch.json --listing $D/stock.sass --reward gpu \
+    timeout $(( 2 * B_S + 120 )) $ST tune $D/stock.cubin --launch $D/launch.json "${L[@]}" --reward gpu \
       --method $METHOD --budget $BUDGET --seed $SEED --aim $arm --quiet --json -o $D/$arm.cubin > $D/$arm.json 2> $D/$arm.err
     python3 - "$k" "$arm" "$D/$arm.json" >> $S <<'EOF'
 import json, sys
