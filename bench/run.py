@@ -189,7 +189,7 @@ def summarize_tune(j, s, budget_s):
              ratio_lo=first(j, "ratio_lo", "lo"), ratio_hi=first(j, "ratio_hi", "hi"), pairs=first(j, "pairs"),
              model_ratio=first(j, "model_ratio"), steps=first(j, "steps"), evals=first(j, "evals"),
              rejected=first(j, "rejected"), seconds=first(j, "seconds"), steps_per_s=first(j, "steps_per_s"),
-             device=first(j, "device"), message=first(j, "message"))
+             device=first(j, "device"), message=first(j, "message"), aim=first(j, "aim"), aim_ms=first(j, "aim_ms"))
     if t["steps_per_s"] is None and t["steps"] and t["seconds"]:
         t["steps_per_s"] = t["steps"] / t["seconds"]
     if s["rc"] not in (0, None) and not t.get("message"):
@@ -284,6 +284,8 @@ def run_case(case, a, out_dir, sasstune, tune_ok, tune_why, budget_s, env):
             cmd += ["--listing", os.path.join(d, "stock.sass")]
         if a.method:
             cmd += ["--method", a.method]
+        if a.aim:
+            cmd += ["--aim", a.aim]
         for x in a.tune_arg:
             cmd += shlex.split(x)
         s = step(cmd, os.path.join(d, "tune.log"), budget_s * 2 + a.tune_slack, env)
@@ -389,6 +391,8 @@ def run_variants(a, d, res, sasstune, budget_s, env):
            "-o", vt, "--json", "--quiet"]
     if a.method:
         cmd += ["--method", a.method]
+    if a.aim:
+        cmd += ["--aim", a.aim]
     s = step(cmd, os.path.join(d, "variant-tune.log"), budget_s * 2 + a.tune_slack, env)
     tj = parse_json_out(s["stdout"])
     out["variant_tune"] = summarize_tune(tj, s, budget_s)
@@ -414,6 +418,8 @@ def main(argv=None):
     ap.add_argument("--reward", default="gpu", choices=["gpu", "model"],
                     help="tune's reward [gpu]; model only makes sense with --compile-only (predictions, not measured)")
     ap.add_argument("--tune-arg", action="append", default=[], help="extra arguments for sasstune tune (repeatable)")
+    ap.add_argument("--aim", default=None, help="aimed proposals for sasstune tune: auto, off or a samples file "
+                    "(docs/profile.md; default: tune's own, uniform)")
     ap.add_argument("--no-variants", dest="variants", action="store_false",
                     help="leave out the compile-variants columns (sasstune variants; docs/variants.md)")
     ap.add_argument("--ptxas", action="append", default=[],
@@ -470,7 +476,7 @@ def main(argv=None):
            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
            "host": os.uname().nodename, "git": git_state(), "sasstune": sasstune, "tune_available": tune_ok,
            "tune_unavailable_because": tune_why or None, "budget_s": budget_s, "time_limit_s": limit_s,
-           "pairs": a.pairs, "baseline_pairs": a.baseline_pairs, "method": a.method, "reward": a.reward,
+           "pairs": a.pairs, "baseline_pairs": a.baseline_pairs, "method": a.method, "reward": a.reward, "aim": a.aim,
            "quick": a.quick, "compile_only": a.compile_only, "kernels": [c.name for c in cases],
            "targets": {"geomean_speedup": 1.05, "no_kernel_slower": True, "max_tuning_s": 300}}
     results = []

@@ -893,19 +893,22 @@ static st_status do_time(worker *w, st_rt_reader *rd, st_rt_writer *out, st_erro
 }
 
 /* ---- PROFILE: CUPTI PC sampling (docs/profile.md) ---- */
+#define PROFILE_CHUNK 20 /* launches per sampling range: CUPTI keeps each serialized launch's PCs until drained */
+
 static st_status profile_run(worker *w, wmod *m, unsigned launches, st_profile *prof, st_error *err)
 {
 	st_status rc = reset_buffers(w, 0, err);
-	if (rc == ST_OK)
+	for (unsigned done = 0; rc == ST_OK && done < launches; done += PROFILE_CHUNK) {
 		rc = st_cupti_start(w->cupti, err);
-	for (unsigned i = 0; rc == ST_OK && i < launches; i++)
-		rc = launch(w, m, err);
-	CUresult r = w->cu.StreamSynchronize(w->stream);
-	w->idle_since = st_rt_now_ms();
-	if (rc == ST_OK && r != CUDA_SUCCESS)
-		rc = cuerr(w, err, r, "kernel %s while sampling", w->spec->kernel);
-	if (rc == ST_OK)
-		rc = st_cupti_stop(w->cupti, prof, err);
+		for (unsigned i = done; rc == ST_OK && i < launches && i < done + PROFILE_CHUNK; i++)
+			rc = launch(w, m, err);
+		CUresult r = w->cu.StreamSynchronize(w->stream);
+		w->idle_since = st_rt_now_ms();
+		if (rc == ST_OK && r != CUDA_SUCCESS)
+			rc = cuerr(w, err, r, "kernel %s while sampling", w->spec->kernel);
+		if (rc == ST_OK)
+			rc = st_cupti_stop(w->cupti, prof, err);
+	}
 	return rc;
 }
 
@@ -934,13 +937,16 @@ static st_status do_profile(worker *w, st_rt_reader *rd, st_rt_writer *out, st_e
 	if (rc == ST_OK && (rc = load_module(w, cubin, size, &m, err)) == ST_OK) {
 		double n = ceil(target_ms / w->kernel_ms);
 		unsigned launches = n < 1 ? 1 : n > max_launches ? max_launches : (unsigned)n;
-		progress(w, 20.0 * launches * w->kernel_ms); /* sampling slows the kernel down */
+		/* sampling slows the kernel down, and serialized launches cost CUPTI time each */
+		progress(w, 20.0 * launches * w->kernel_ms + 5.0 * launches + 30000);
 		rc = profile_run(w, &m, launches, prof, err);
 		st_profile_meta_of(prof)->launches = launches;
-		unload(w, &m);
 	}
+	/* disable (CUPTI flushes what it still holds) while the module is loaded, then unload it */
 	if (w->cupti && !w->fatal)
 		st_cupti_disable(w->cupti, rc == ST_OK ? prof : NULL);
+	if (m.mod && !w->fatal)
+		unload(w, &m);
 	char *text = NULL;
 	if (rc == ST_OK) {
 		st_profile_meta *meta = st_profile_meta_of(prof);

@@ -60,6 +60,10 @@ typedef struct st_search_env {
 	st_status (*reset)(void *data, st_error *err);            /* back to the original schedule */
 	st_status (*evaluate)(void *data, unsigned pairs, st_eval *out, st_error *err);
 	st_status (*schedule_json)(void *data, char **out, st_error *err); /* malloc'ed; may be NULL */
+	/* Optional: the proposal weight (> 0, finite) of a move in the current state; NULL: uniform.
+	 * Random walks sample moves in proportion, greedy tries them in a weighted random order,
+	 * PPO adds log(weight) to the policy's logits (aimed proposals, st_aim below). */
+	double (*weight)(void *data, size_t move);
 } st_search_env;
 
 typedef enum st_search_method { ST_SEARCH_PPO, ST_SEARCH_RANDOM, ST_SEARCH_GREEDY } st_search_method;
@@ -153,6 +157,20 @@ st_status st_costmodel_evaluate(void *model, const st_sched *s, unsigned pairs, 
 st_status st_costmodel_wrap_env(st_search_env *inner, st_sched *s, st_costmodel *m, st_search_env **out,
 				st_error *err); /* inner and m are borrowed; free with st_costmodel_env_free */
 void st_costmodel_env_free(st_search_env *env);
+
+/* Aimed proposals (aim.c, docs/profile.md): move weights from a stall profile of the kernel
+ * (profile.h); strength 0 is uniform.  wrap_env borrows inner, s and a (free with st_aim_env_free). */
+typedef struct st_aim st_aim;
+struct st_profile;
+st_status st_aim_new(const st_sched *s, const struct st_profile *p, double strength, st_aim **out, st_error *err);
+void st_aim_free(st_aim *a);
+double st_aim_heat(const st_aim *a, size_t index);          /* waiting share at original insn index */
+double st_aim_producer_heat(const st_aim *a, size_t index); /* heat of what index's results feed */
+double st_aim_hot_share(const st_aim *a);                   /* the kernel's waiting share, 0..1 */
+double st_aim_weight(const st_aim *a, const st_sched *s, size_t move); /* >= 1 */
+st_status st_aim_wrap_env(st_search_env *inner, const st_sched *s, const st_aim *a, st_search_env **out,
+			  st_error *err);
+void st_aim_env_free(st_search_env *env);
 
 #ifdef __cplusplus
 }

@@ -38,6 +38,11 @@ typedef struct st_tune_opts {
 	unsigned est_gain;              /* fill move.est_gain from the cost model (default 1) */
 	unsigned fresh_sets;            /* input sets of the fresh-input verification (default 3) */
 	unsigned hidden;                /* width of a new PPO policy (default ST_POLICY_HIDDEN_DEFAULT) */
+	/* Aimed proposals (docs/profile.md): NULL or "off" uniform (the default); "auto" profile the
+	 * kernel with CUPTI at the start (GPU reward; at most 5 % of the budget, which it counts);
+	 * else a samples file.  aim_strength: the weight of a wait (default 20; 0 = uniform). */
+	const char *aim;
+	double aim_strength;
 } st_tune_opts;
 void st_tune_opts_init(st_tune_opts *o);
 
@@ -57,6 +62,9 @@ typedef struct st_tune_result {
 	char *verification_json;             /* GPU: what was verified, malloc'ed; else NULL */
 	char device[128];
 	char message[512];                   /* one line: what happened, or why the input was kept */
+	char aim[256];                       /* "off", "file", "auto", or "auto: off (why)" */
+	double aim_ms;                       /* what getting the profile cost (counted in the budget) */
+	double aim_hot_share;                /* the profile's share of waits a schedule can address */
 } st_tune_result;
 void st_tune_result_free(st_tune_result *r);
 

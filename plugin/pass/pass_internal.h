@@ -12,6 +12,8 @@
  *   SASSTUNE_RETUNE     retune                1/0 (true/false, yes/no, on/off): ignore negative entries
  *   SASSTUNE_VARIANTS   variants              on | off | auto (default auto: on when more than one
  *                                             ptxas binary is found); variants_stage.c
+ *   SASSTUNE_AIM        aim                   auto | off (default off): aimed proposals from a CUPTI
+ *                                             profile at the start of a tune (docs/profile.md)
  *   -                   gpu_name, compute_capability, driver_version   key fields ("unknown" if absent)
  *   -                   device                CUDA device ordinal to tune on (default "0"), as the
  *                                             calling process sees it (CUDA_VISIBLE_DEVICES applies)
@@ -55,6 +57,7 @@ typedef struct st_pass_settings {
 	char unknown_option[64]; /* first options_json key we do not know, for a warning */
 	st_pass_variants variants; /* default auto */
 	st_pass_redis redis;
+	int aim;                 /* 1: aimed proposals from a CUPTI profile at the start (aim=auto); default off */
 } st_pass_settings;
 
 #define ST_PASS_BUDGET_DEFAULT 300 /* seconds of tuning per kernel when SASSTUNE_BUDGET is not set */

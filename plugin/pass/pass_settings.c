@@ -93,7 +93,7 @@ static int known(const char *name)
 	static const char *const names[] = {"mode",	"log",	    "cache_dir",	  "budget",	    "policy",
 					    "gpu_name", "compute_capability", "driver_version", "retune", "device",
 					    "variants", "redis", "redis_prefix", "redis_timeout", "redis_lock_ttl",
-					    "redis_locked", "redis_retry"};
+					    "redis_locked", "redis_retry", "aim"};
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
 		if (!strcmp(name, names[i]))
 			return 1;
@@ -117,6 +117,12 @@ static st_status apply(st_pass_settings *s, const char *name, const char *v, con
 		return set_variants(s, v, from, err);
 	if (!strncmp(name, "redis", 5)) /* the fleet tier: pass_redis_settings.c */
 		return st_pass__redis_apply(&s->redis, name, v, from, err);
+	if (!strcmp(name, "aim")) { /* aimed proposals (docs/profile.md) */
+		if (strcmp(v, "auto") && strcmp(v, "off"))
+			return st_error_set(err, ST_EINVAL, "%s: unknown value '%.40s' (expected auto or off)", from, v);
+		s->aim = !strcmp(v, "auto");
+		return ST_OK;
+	}
 	char **slot = !strcmp(name, "cache_dir")	  ? &s->cache_dir
 		      : !strcmp(name, "budget")		  ? &s->budget
 		      : !strcmp(name, "policy")		  ? &s->policy
@@ -144,7 +150,8 @@ st_status st_pass__settings_load(st_pass_settings *s, const char *options_json, 
 		    {"SASSTUNE_REDIS_TIMEOUT", "redis_timeout"},
 		    {"SASSTUNE_REDIS_LOCK_TTL", "redis_lock_ttl"},
 		    {"SASSTUNE_REDIS_LOCKED", "redis_locked"},
-		    {"SASSTUNE_REDIS_RETRY", "redis_retry"}};
+		    {"SASSTUNE_REDIS_RETRY", "redis_retry"},
+		    {"SASSTUNE_AIM", "aim"}};
 	memset(s, 0, sizeof *s);
 	s->mode = ST_PASS_TUNE;
 	s->budget_seconds = ST_PASS_BUDGET_DEFAULT;

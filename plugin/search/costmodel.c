@@ -696,6 +696,12 @@ static st_status ce_evaluate(void *d, unsigned pairs, st_eval *out, st_error *er
 	return e->inner->evaluate(e->inner->data, pairs, out, err);
 }
 
+static double ce_weight(void *d, size_t mv)
+{
+	cm_env *e = d;
+	return e->inner->weight(e->inner->data, mv);
+}
+
 static st_status ce_json(void *d, char **out, st_error *err)
 {
 	cm_env *e = d;
@@ -803,6 +809,7 @@ st_status st_costmodel_wrap_env(st_search_env *inner, st_sched *s, st_costmodel 
 	e->env.reset = ce_reset;
 	e->env.evaluate = ce_evaluate;
 	e->env.schedule_json = inner->schedule_json ? ce_json : NULL;
+	e->env.weight = inner->weight ? ce_weight : NULL;
 	*out = &e->env;
 	return ST_OK;
 }

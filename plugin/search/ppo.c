@@ -57,7 +57,8 @@ st_status st_ppo_loss(const st_policy *p, const float *feat, const st_ppo_step *
 		const float *x = feat + st->feat_off;
 		double *z = w->z, *pr = w->z + w->cap;
 		for (size_t j = 0; j < st->n; j++)
-			z[j] = st_mlp_forward(p, &p->actor, x + j * F, w->h + j * 2 * H, w->h + j * 2 * H + H);
+			z[j] = st_mlp_forward(p, &p->actor, x + j * F, w->h + j * 2 * H, w->h + j * 2 * H + H) +
+			       (hp->prior ? hp->prior[st->feat_off / F + j] : 0);
 		double lse = st_softmax(z, st->n, pr);
 		double logp = z[st->action] - lse;
 		double ent = 0;

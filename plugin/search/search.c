@@ -233,6 +233,8 @@ typedef struct envrun {
 	int converged;        /* greedy: every legal move tried, none improved */
 	size_t *order;        /* greedy: this state's moves in random order */
 	size_t order_n, order_next, order_cap;
+	double *order_w;      /* greedy, aimed: the weight of each order entry */
+	size_t order_w_cap;
 	int order_valid;
 } envrun;
 
@@ -258,6 +260,11 @@ typedef struct run {
 	size_t n_buf;
 	float *bfeat;
 	size_t bfeat_len, bfeat_cap;
+	double *bprior;       /* aimed PPO: log weight of each row of bfeat (bfeat_cap / NFEAT rows) */
+	size_t bprior_cap;
+	double *w;            /* aimed proposals: the current state's move weights */
+	size_t w_cap;
+	int aimed;            /* some environment has weights */
 	size_t *idx;
 	st_ppo_work work;
 } run;
@@ -564,6 +571,34 @@ static st_status grow(void **p, size_t *cap, size_t need, size_t elem, st_error 
 	return ST_OK;
 }
 
+/* Aimed proposals: r->w[0..n) = the environment's move weights (all 1 without a weight callback). */
+static st_status weights(run *r, envrun *e, size_t n, st_error *err)
+{
+	st_status s = grow((void **)&r->w, &r->w_cap, n + 1, sizeof(double), err);
+	for (size_t i = 0; !s && i < n; i++) {
+		r->w[i] = e->env->weight ? e->env->weight(e->env->data, i) : 1.0;
+		if (!(r->w[i] > 0) || !isfinite(r->w[i]))
+			return st_error_set(err, ST_EINVAL, "%s: move %zu has weight %g (must be positive and finite)",
+					    env_name(e), i, r->w[i]);
+	}
+	return s;
+}
+
+/* A move drawn in proportion to r->w[0..n). */
+static size_t weighted_pick(run *r, size_t n)
+{
+	double total = 0, acc = 0;
+	for (size_t i = 0; i < n; i++)
+		total += r->w[i];
+	double u = st_rng_uniform(&r->rng) * total;
+	for (size_t i = 0; i < n; i++) {
+		acc += r->w[i];
+		if (u < acc)
+			return i;
+	}
+	return n - 1;
+}
+
 static st_status ppo_update(run *r, double bootstrap, st_error *err)
 {
 	const st_search_opts *o = r->o;
@@ -583,7 +618,8 @@ static st_status ppo_update(run *r, double bootstrap, st_error *err)
 		double left = 1.0 - (double)r->steps / (double)o->steps;
 		lr *= left > 0 ? left : 0;
 	}
-	const st_ppo_hyper hp = {.clip = o->clip, .ent_coef = o->ent_coef, .vf_coef = o->vf_coef};
+	const st_ppo_hyper hp = {.clip = o->clip, .ent_coef = o->ent_coef, .vf_coef = o->vf_coef,
+				 .prior = r->aimed ? r->bprior : NULL};
 	for (size_t k = 0; k < T; k++)
 		r->idx[k] = k;
 	for (unsigned ep = 0; ep < o->epochs; ep++) {
@@ -636,8 +672,9 @@ static st_status ppo_choose(run *r, size_t n, size_t n_all, int can_stop, double
 	if ((s = grow((void **)&r->z, &r->z_cap, c, 2 * sizeof(double), err)))
 		return s;
 	r->pr = r->z + r->z_cap;
-	for (size_t j = 0; j < c; j++)
-		r->z[j] = st_mlp_forward(p, &p->actor, r->feat + j * F, r->h, r->h + H);
+	for (size_t j = 0; j < c; j++) /* aimed: the weights as a prior on the logits (stop: none) */
+		r->z[j] = st_mlp_forward(p, &p->actor, r->feat + j * F, r->h, r->h + H) +
+			  (r->aimed && j < n ? log(r->w[j]) : 0);
 	double lse = st_softmax(r->z, c, r->pr);
 	double u = st_rng_uniform(&r->rng), acc = 0;
 	size_t a = c - 1;
@@ -658,6 +695,12 @@ static st_status ppo_choose(run *r, size_t n, size_t n_all, int can_stop, double
 	st->logp = r->z[a] - lse;
 	memcpy(st->state, state, sizeof state);
 	st->value = st_mlp_forward(p, &p->critic, state, r->h, r->h + H);
+	if (r->aimed) {
+		if ((s = grow((void **)&r->bprior, &r->bprior_cap, r->bfeat_cap / F, sizeof(double), err)))
+			return s;
+		for (size_t j = 0; j < c; j++)
+			r->bprior[r->bfeat_len / F + j] = j < n ? log(r->w[j]) : 0;
+	}
 	memcpy(r->bfeat + r->bfeat_len, r->feat, c * F * sizeof(float));
 	r->bfeat_len += c * F;
 	*action = a;
@@ -718,6 +761,8 @@ static st_status episode(run *r, envrun *e, int ppo, st_error *err)
 		size_t n = e->env->n_moves(e->env->data), a;
 		if (n == 0)
 			break;
+		if (r->aimed && (s = weights(r, e, n, err)))
+			return s;
 		if (ppo) {
 			double t0 = now_s();
 			size_t k;
@@ -730,7 +775,7 @@ static st_status episode(run *r, envrun *e, int ppo, st_error *err)
 			a = a == k ? n : r->pick[a]; /* row k is the stop action */
 			last = r->n_buf - 1;   /* an update may have emptied the rollout before it */
 		} else {
-			a = st_rng_below(&r->rng, n);
+			a = e->env->weight ? weighted_pick(r, n) : st_rng_below(&r->rng, n);
 		}
 		r->steps++;
 		e->res->steps++;
@@ -775,6 +820,12 @@ static st_status greedy_iter(run *r, envrun *e, st_error *err)
 			return s;
 		for (size_t i = 0; i < n; i++)
 			e->order[i] = i;
+		if (e->env->weight) {
+			if ((s = weights(r, e, n, err)) ||
+			    (s = grow((void **)&e->order_w, &e->order_w_cap, n, sizeof(double), err)))
+				return s;
+			memcpy(e->order_w, r->w, n * sizeof(double));
+		}
 		e->order_n = n;
 		e->order_next = 0;
 		e->order_valid = 1;
@@ -782,7 +833,19 @@ static st_status greedy_iter(run *r, envrun *e, st_error *err)
 	size_t best = SIZE_MAX;
 	double best_ratio = e->cur_ratio;
 	for (size_t k = 0; k < r->o->greedy_k && e->order_next < n && budget_ok(r); k++) {
-		size_t i = e->order_next++, j = i + st_rng_below(&r->rng, n - i), m = e->order[j];
+		size_t i = e->order_next++, j = i + st_rng_below(&r->rng, n - i);
+		if (e->env->weight) { /* aimed: the next move in proportion to the weights left */
+			double total = 0, acc = 0, u;
+			for (size_t q = i; q < n; q++)
+				total += e->order_w[q];
+			u = st_rng_uniform(&r->rng) * total;
+			for (j = i; j + 1 < n && (acc += e->order_w[j]) <= u; j++)
+				;
+			double t = e->order_w[j];
+			e->order_w[j] = e->order_w[i];
+			e->order_w[i] = t;
+		}
+		size_t m = e->order[j];
 		e->order[j] = e->order[i];
 		e->order[i] = m;
 		if ((s = er_apply(r, e, m, err)))
@@ -882,6 +945,7 @@ static void run_free(run *r)
 		free(e->cands);
 		free(e->order);
 		free(e->fstack);
+		free(e->order_w);
 	}
 	free(r->er);
 	free(r->feat);
@@ -893,6 +957,8 @@ static void run_free(run *r)
 	free(r->h);
 	free(r->buf);
 	free(r->bfeat);
+	free(r->bprior);
+	free(r->w);
 	free(r->idx);
 	st_ppo_work_free(&r->work);
 }
@@ -910,6 +976,7 @@ static st_status run_setup(run *r, const st_search_env *const *envs, size_t n_en
 		envrun *e = &r->er[i];
 		e->env = envs[i];
 		e->res = &results[i];
+		r->aimed |= envs[i]->weight != NULL;
 		e->best_ev = (st_eval){.status = ST_OK, .ratio = 1, .lo = 1, .hi = 1};
 		e->cur_ratio = 1;
 		e->cands = calloc(o->confirm_top, sizeof *e->cands);

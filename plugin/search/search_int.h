@@ -85,6 +85,9 @@ typedef struct st_ppo_step {
 
 typedef struct st_ppo_hyper {
 	double clip, ent_coef, vf_coef;
+	/* NULL, or a logit offset per feature row (row = feat_off / NFEAT + j): the behaviour policy
+	 * was softmax(actor + prior), as aimed proposals sample it (log of the move weight) */
+	const double *prior;
 } st_ppo_hyper;
 
 /* Scratch for the loss (grown as needed). */

@@ -6,6 +6,7 @@
  *
  * Nothing here is global; every call owns what it opens.  docs/tune.md. */
 #include "sasstune/tune.h"
+#include "tune_aim.h"
 #include "sasstune/sched.h"
 
 #include <math.h>
@@ -27,6 +28,7 @@ void st_tune_opts_init(st_tune_opts *o)
 	o->est_gain = 1;
 	o->fresh_sets = 3;
 	o->hidden = ST_POLICY_HIDDEN_DEFAULT;
+	o->aim_strength = 20;
 }
 
 void st_tune_result_free(st_tune_result *r)
@@ -495,7 +497,13 @@ st_status st_tune(const st_tune_kernel *k, const st_tune_opts *o, st_policy *pol
 			goto out;
 		policy = own;
 	}
-	const st_search_env *env = job_env(&j);
+	st_aim *aim = NULL;
+	st_search_env *aenv = NULL; /* aimed proposals (tune_aim.c): the profile's cost counts in the budget */
+	if ((rc = st_tune_aim_open(k, o, gpu, j.s, (st_search_env *)job_env(&j), &aim, &aenv, r, err)))
+		goto out;
+	if (so.seconds > 0)
+		so.seconds = so.seconds - r->aim_ms / 1000 > 1 ? so.seconds - r->aim_ms / 1000 : 1;
+	const st_search_env *env = aenv ? aenv : job_env(&j);
 	st_search_result sr = {0};
 	note_ctx nc = {.j = &j, .user = so.on_eval, .user_data = so.on_eval_data};
 	if (so.on_eval) { /* the caller's log gets the cost model's ratio of each evaluated state too */
@@ -503,6 +511,8 @@ st_status st_tune(const st_tune_kernel *k, const st_tune_opts *o, st_policy *pol
 		so.on_eval_data = &nc;
 	}
 	rc = st_search_run(&env, 1, policy, &so, &sr, err);
+	st_aim_env_free(aenv);
+	st_aim_free(aim);
 	if (rc)
 		goto out;
 	result_counts(r, &sr);

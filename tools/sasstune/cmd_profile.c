@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define MAX_LAUNCHES 2000 /* CUPTI serializes the launches and costs time on each */
+
 static void usage(FILE *out)
 {
 	fprintf(out,
@@ -32,7 +34,7 @@ static void usage(FILE *out)
 		"  --samples-out F    write the samples there (the same schema)\n"
 		"  --listing F        CUBIN's `nvdisasm -hex -c` listing (default: run nvdisasm)\n"
 		"  --top N            hot instructions in the summary (default 10)\n"
-		"  --ms T             sample about T ms of GPU time (default 100; at most 10000 launches)\n"
+		"  --ms T             sample about T ms of GPU time (default 100; at most 2000 launches)\n"
 		"  --period P         sampling period 2^P cycles, 5..31 (default: CUPTI's)\n"
 		"  --device N         CUDA device ordinal (default 0)\n"
 		"  --timeout S        watchdog slack in seconds (default 5)\n"
@@ -110,7 +112,7 @@ static int sample(const char *cmd, const popts *o, const uint8_t *bytes, size_t 
 		return st_cli_fail(cmd, &err);
 	rc = st_session_open(bytes, size, spec, &opt, &s, &err);
 	if (rc == ST_OK)
-		rc = st_session_profile(s, NULL, 0, (unsigned)o->period, o->ms, 10000, prof, &err);
+		rc = st_session_profile(s, NULL, 0, (unsigned)o->period, o->ms, MAX_LAUNCHES, prof, &err);
 	st_session_close(s);
 	st_launch_free(spec);
 	if (rc != ST_OK) {

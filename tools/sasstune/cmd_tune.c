@@ -14,6 +14,7 @@ static void usage(FILE *out)
 		"                     [--reward gpu|model] [--budget 300s | --steps N] [--seed S] [--policy P]\n"
 		"                     [--hidden H] [--wide] [--no-ctrl] [--set NAME=VALUE]... -o OUT\n"
 		"                     [--schedule-out S.json] [--json] [--quiet] [--log-evals F.jsonl]\n"
+		"                     [--aim auto|FILE|off]\n"
 		"                     [--variants --ptx PTX [--ptxas P]...]\n"
 		"       sasstune tune --captures DIR [--budget T] [--total-budget T] [--cache-dir D]\n"
 		"                     (tune what SASSTUNE_MODE=capture recorded: sasstune tune --captures x --help)\n\n"
@@ -48,6 +49,10 @@ static void usage(FILE *out)
 		"  --wide          any non-fixed instruction may move (default: memory instructions)\n"
 		"  --no-ctrl       swaps only, no control-code edits\n"
 		"  --set N=V       a search setting by its docs/search.md name (ppo.lr, eval_pairs, ...)\n"
+		"  --aim A         aimed proposals (docs/profile.md): auto (sample the kernel with CUPTI at\n"
+		"                  the start, GPU reward, at most 5%% of the budget), a samples file\n"
+		"                  (sasstune profile --samples-out), or off (default: uniform proposals)\n"
+		"  --aim-strength S  the weight of a hot wait in a move's weight (default 20)\n"
 		"  -o OUT          the output cubin\n"
 		"  --schedule-out  the output's schedule (replays with `sasstune rewrite`)\n"
 		"  --json          print the summary as JSON\n"
@@ -65,6 +70,18 @@ static void usage(FILE *out)
 }
 
 static const char *const method_names[] = {"ppo", "random", "greedy"};
+
+static int aim_strength_opt(const char *cmd, const char *v, void *dst)
+{
+	char *end;
+	double d = strtod(v, &end);
+	if (end == v || *end || !(d >= 0 && d <= 1e6)) {
+		st_cli_error(cmd, "--aim-strength: '%s' is not a number from 0 to 1e6", v);
+		return 1;
+	}
+	*(double *)dst = d;
+	return 0;
+}
 
 static int method_opt(const char *cmd, const char *v, void *dst)
 {
@@ -106,7 +123,8 @@ int st_cmd_tune(int argc, char **argv)
 		ST_OPT_STR("--policy", &policy_path), ST_OPT_STR("-o", &out), ST_OPT_STR("--schedule-out", &sched_out),
 		ST_OPT_FN("--set", set_opt, &o.search), ST_OPT_FN("--hidden", st_tcli_hidden_opt, &o.hidden),
 		ST_OPT_FLAG("--variants", &variants), ST_OPT_STR("--ptx", &vc.ptx_path),
-		ST_OPT_FN("--ptxas", st_vcli_ptxas_opt, &vc), ST_OPT_STR("--log-evals", &log_path), ST_OPT_END,
+		ST_OPT_FN("--ptxas", st_vcli_ptxas_opt, &vc), ST_OPT_STR("--log-evals", &log_path),
+		ST_OPT_STR("--aim", &o.aim), ST_OPT_FN("--aim-strength", aim_strength_opt, &o.aim_strength), ST_OPT_END,
 	};
 	const st_cli_need need[] = {{&path, "CUBIN"}, {&out, "-o OUT"}, {0}};
 	int code = st_cli_parse(argc, argv, &(st_cli_args){.usage = usage, .opts = opts, .file = &path, .need = need});
@@ -213,6 +231,8 @@ int st_cmd_tune(int argc, char **argv)
 		if (log_path)
 			cJSON_AddNumberToObject(j, "eval_log_lines", (double)evl.lines);
 		cJSON_AddStringToObject(j, "device", r.device);
+		cJSON_AddStringToObject(j, "aim", r.aim);
+		cJSON_AddNumberToObject(j, "aim_ms", r.aim_ms);
 		cJSON_AddStringToObject(j, "message", r.message);
 		cJSON_AddStringToObject(j, "output", out);
 		if (variants)
@@ -237,6 +257,9 @@ int st_cmd_tune(int argc, char **argv)
 		       r.kernel, own_ms, r.steps ? 1e3 * r.policy_seconds / (double)r.steps : 0.0, eval_ms,
 		       r.race_candidates, r.race_rounds, (unsigned long long)r.confirm_pairs_spent);
 		printf("%s: %s\n", r.kernel, r.message);
+		if (strcmp(r.aim, "off"))
+			printf("%s: aimed proposals: %s (%.0f ms; waits a schedule can address: %.0f%% of the samples)\n",
+			       r.kernel, r.aim, r.aim_ms, 100 * r.aim_hot_share);
 		if (variants)
 			printf("%s: variant %s\n", r.kernel, variant);
 		if (r.improved)
