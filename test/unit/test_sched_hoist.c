@@ -365,8 +365,13 @@ static void test_families(void **state_)
 	assert_non_null(strstr(err.msg, "lacks swap"));
 	assert_int_equal(st_sched_parse_families("swap,hoister", &f, &err), ST_EINVAL);
 	assert_non_null(strstr(err.msg, "'hoister'"));
-	assert_int_equal(st_sched_parse_families("swap,wait", &f, &err), ST_EINVAL);
+	assert_int_equal(st_sched_parse_families("swap,later", &f, &err), ST_EINVAL);
 	assert_int_equal(f, ST_SCHED_WIDE); /* unchanged by a refused list */
+	assert_int_equal(st_sched_parse_families("swap,ctrl,hoist,wait", &f, &err), ST_OK);
+	assert_int_equal(f, ST_SCHED_WIDE | ST_SCHED_HOIST | ST_SCHED_WAIT);
+	assert_string_equal(st_sched_families(f), "swap,ctrl,hoist,wait");
+	assert_int_equal(st_sched_parse_families("swap,wait", &f, &err), ST_OK);
+	assert_string_equal(st_sched_families(f), "swap,wait");
 }
 
 int main(void)
