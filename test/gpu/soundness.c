@@ -8,11 +8,15 @@
  *
  * With --hoist 1 and/or --wait 1 those families (docs/sched.md) are on in every mode and the four
  * modes are default + F, wide + F, wide swaps + F (no stall/yield/reuse edits), and wide "F first"
- * (a hoist or wait move whenever one is legal, else any move: wait moves appear after swaps).
+ * (a hoist or wait move whenever one is legal, a wait move every other pick when one is, else any
+ * move: wait moves appear after swaps).
  *
  * usage: soundness CUBIN LISTING LAUNCH.json OUT_DIR [--walks N] [--max-moves M] [--seed S]
  *                  [--rotate R] [--hoist 0|1] [--wait 0|1] [--seconds T]
  * --seconds: stop starting walks after T seconds (0: no limit); the summary gives the walks run.
+ * --dry-run 1: no GPU; walks and materialises only, each candidate counted ok (a CPU check of the
+ * walking and its cost); --dry-run 2: also the independent checker on each, a violation counted
+ * as an error.
  * Writes OUT_DIR/summary.json and OUT_DIR/failures/ (walk-W.cubin, walk-W.json). */
 #include "sasstune/cubin.h"
 #include "sasstune/runtime.h"
@@ -71,7 +75,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	const char *cubin_path = argv[1], *listing = argv[2], *launch_path = argv[3], *out = argv[4];
-	unsigned walks = 1000, max_moves = 64, rotate = 250, hoist = 0, seconds = 0, waitf = 0;
+	unsigned walks = 1000, max_moves = 64, rotate = 250, hoist = 0, seconds = 0, waitf = 0, dry = 0;
 	unsigned long long seed = 1;
 	for (int i = 5; i + 1 < argc; i += 2) {
 		unsigned long v = strtoul(argv[i + 1], NULL, 0);
@@ -89,6 +93,8 @@ int main(int argc, char **argv)
 			waitf = v != 0;
 		else if (!strcmp(argv[i], "--seconds"))
 			seconds = (unsigned)v;
+		else if (!strcmp(argv[i], "--dry-run"))
+			dry = (unsigned)v;
 		else {
 			fprintf(stderr, "soundness: unknown option %s\n", argv[i]);
 			return 2;
@@ -146,7 +152,7 @@ int main(int argc, char **argv)
 			walks = w;
 			break;
 		}
-		if (w % rotate == 0) { /* fresh input sets */
+		if (w % rotate == 0 && !dry) { /* fresh input sets */
 			st_session_close(sess);
 			sess = NULL;
 			st_runtime_options ro;
@@ -171,17 +177,22 @@ int main(int argc, char **argv)
 				break;
 			st_move mv;
 			if (mode == M_CTRL) { /* control edits only; with new families: their moves first */
-				size_t nctrl = 0;
+				size_t nctrl = 0, nwait = 0;
 				for (size_t j = 0; j < nm; j++) {
 					unsigned kd = st_sched_move(st, j).kind;
 					nctrl += fam ? kd == ST_MOVE_HOIST || kd == ST_MOVE_WAIT : kd != ST_MOVE_SWAP;
+					nwait += kd == ST_MOVE_WAIT;
 				}
+				int only_wait = nwait && next() % 2; /* wait moves are rare: every other pick is one */
+				if (only_wait)
+					nctrl = nwait;
 				if (!nctrl && !fam)
 					break;
 				size_t pick = (size_t)(next() % (nctrl ? nctrl : nm));
 				for (size_t j = 0;; j++) {
 					mv = st_sched_move(st, j);
-					int want = !nctrl ? 1 : fam ? mv.kind == ST_MOVE_HOIST || mv.kind == ST_MOVE_WAIT : mv.kind != ST_MOVE_SWAP;
+					int want = !nctrl ? 1 : only_wait ? mv.kind == ST_MOVE_WAIT
+						: fam ? mv.kind == ST_MOVE_HOIST || mv.kind == ST_MOVE_WAIT : mv.kind != ST_MOVE_SWAP;
 					if (want && pick-- == 0)
 						break;
 				}
@@ -208,7 +219,10 @@ int main(int argc, char **argv)
 		const uint8_t *cdata = st_cubin_data(cand, &csize);
 		t0 = now();
 		st_error verr = {0};
-		st_status vr = st_session_verify(sess, cdata, csize, &verr);
+		st_status vr = dry ? ST_OK : st_session_verify(sess, cdata, csize, &verr);
+		size_t dbad = 0;
+		if (dry == 2 && (st_check_kernel(orig, cand, kname, &so, NULL, NULL, &dbad, &verr) || dbad))
+			vr = ST_EILLEGAL; /* counted as an error; the checker's verdict is in the failure record */
 		t_verify += now() - t0;
 		int r = vr == ST_OK ? R_OK : vr == ST_EMISMATCH ? R_MISMATCH : vr == ST_ECRASH ? R_CRASH
 			: vr == ST_ETIMEOUT ? R_TIMEOUT : R_ERROR;
