@@ -276,6 +276,14 @@ static void test_wait_walks(void **state_)
 					sc_fix fix = {0, {{0}}};
 					assert_int_equal(sc_check(s, mv, &fix, NULL, NULL, NULL), ST_OK);
 					uint32_t to = fix.n == 2 ? fix.chg[1].slot : mv.slot + 1;
+					/* W5: F stays in X's block, at most SC_WINDOW later; W6: only the wait masks change */
+					assert_int_equal(in[st_sched_at(s, to)].block, in[st_sched_at(s, mv.slot)].block);
+					assert_true(to > mv.slot && to - mv.slot <= SC_WINDOW);
+					for (unsigned c = 0; c < fix.n; c++) {
+						st_ctrl o = fix.chg[c].old, nw = fix.chg[c].now;
+						o.wait = nw.wait = 0;
+						assert_memory_equal(&o, &nw, sizeof o);
+					}
 					for (uint32_t q = mv.slot; q < to; q++) {
 						const st_sass_insn *y = &in[st_sched_at(s, q)];
 						assert_int_equal(y->cls, ST_CLASS_ALU);
