@@ -13,7 +13,11 @@ re-measured speedup (95 % interval) and the tuner's own confirmed ratio beside i
         --config "+hoist,wait=--families swap,ctrl,hoist,wait" \\
         --config "+aim=--families swap,ctrl,hoist,wait --aim auto" [--kernels a,b] [--time-limit 480]
 
-A configuration is NAME=ARGS: ARGS are extra `sasstune tune` arguments (shell words).  The order of
+A configuration is NAME=ARGS: ARGS are extra `sasstune tune` arguments (shell words; `{dir}` stands
+for the kernel's folder).  With --profile, each stock kernel is first profiled once
+(`sasstune profile --samples-out {dir}/samples.json`, its wall time recorded), so that a configuration
+can aim with `--aim {dir}/samples.json` at budgets too small for `--aim auto` (which spends at most
+5 % of the budget and needs 3 s).  The order of
 the configurations is rotated from kernel to kernel so that none always runs first (GPU clocks
 and caches warm up over a run).  A time box (--time-limit) stops starting kernels when the time
 left is less than the last kernel took.  Writes DIR/ablation.json and DIR/ablation.md.
@@ -82,7 +86,12 @@ def run_kernel(a, case, configs, k, sasstune, env):
     if stock.get("error") or not (stock.get("spec") or {}).get("ok"):
         res["error"] = stock.get("error") or "no launch spec"
         return res
+    if a.profile:
+        p = R.step([sasstune, "profile", os.path.join(d, "stock.cubin"), "--launch", os.path.join(d, "launch.json"),
+                    "--ms", "50", "--samples-out", os.path.join(d, "samples.json")], os.path.join(d, "profile.log"), 120, env)
+        res["profile"] = {"rc": p["rc"], "wall_s": p["wall_s"], "error": p["stderr_tail"] if p["rc"] else None}
     for name, args in rotate(configs, k):
+        args = [x.replace("{dir}", d) for x in args]
         res["configs"][name] = tune_and_measure(a, sasstune, d, name, args, env)
     return res
 
@@ -138,6 +147,7 @@ def parse_args(argv):
     ap.add_argument("--baseline-pairs", type=int, default=10)
     ap.add_argument("--compare-timeout", type=float, default=120)
     ap.add_argument("--sasstune", default=None)
+    ap.add_argument("--profile", action="store_true", help="profile each stock kernel first ({dir}/samples.json)")
     a = ap.parse_args(argv)
     a.budget_s = R.parse_seconds(a.budget)
     try:

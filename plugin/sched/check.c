@@ -654,6 +654,119 @@ static void check_coverage(ck *c)
 	}
 }
 
+/* ---- later waits (docs/sched.md "Later waits", the checker's own reading) ---------------------- */
+/* Does a path of the TUNED kernel from tuned slot tp (exclusive) reach tuned slot tq with no
+ * tuned wait on SB k on the way (tq's own included)?  Forward walk through the CFG. */
+static bool reaches_unwaited(const ck *c, uint32_t tp, int k, uint32_t tq, uint8_t *seen)
+{
+	memset(seen, 0, c->nb);
+	uint32_t stack[256], sp = 0, b = c->in[tp].block;
+	for (uint32_t i = tp + 1; i <= c->blast[b]; i++) {
+		if (c->ct[i].wait >> k & 1)
+			return false;
+		if (i == tq)
+			return true;
+	}
+	for (int t = 0; t < 2; t++)
+		if (c->bsucc[b][t] >= 0 && !seen[c->bsucc[b][t]])
+			seen[c->bsucc[b][t]] = 1, stack[sp++] = (uint32_t)c->bsucc[b][t];
+	while (sp) {
+		b = stack[--sp];
+		bool stop = false;
+		for (uint32_t i = c->bfirst[b]; i <= c->blast[b] && !stop; i++) {
+			stop = (c->ct[i].wait >> k & 1) != 0;
+			if (!stop && i == tq)
+				return true;
+		}
+		for (int t = 0; !stop && t < 2; t++) {
+			int32_t s2 = c->bsucc[b][t];
+			if (s2 >= 0 && !seen[s2]) {
+				if (sp == sizeof stack / sizeof *stack)
+					return true; /* too far to follow: assume it does (conservative) */
+				seen[s2] = 1;
+				stack[sp++] = (uint32_t)s2;
+			}
+		}
+	}
+	return false;
+}
+
+/* Why the insn at tuned slot q may not issue without a wait on SB k (NULL: it may): it is one the
+ * SB may also order (memory, variable-latency, fixed, tensor, special), or shares a register
+ * with a GMMA/tensor/special instruction, or it depends on a producer P whose SB k guards that
+ * dependence (RAW/WAW: k is P's write SB, or P has none; WAR: k is P's read or write SB) and
+ * some path from P reaches q in the tuned kernel with no wait on SB k. */
+static const char *needs_wait(const ck *c, int k, uint32_t q, uint8_t *seen)
+{
+	uint32_t Q = c->map[q];
+	const st_sass_insn *y = &c->in[Q];
+	if (c->fixed[Q] || varlat(y) || is_special(y) || mem_bits(y, false) || mem_bits(y, true) || y->cls != ST_CLASS_ALU)
+		return "is a fixed point, memory, variable-latency, tensor or special instruction";
+	for (uint32_t P = 0; P < c->n; P++) {
+		const st_sass_insn *p = &c->in[P];
+		if (P == Q)
+			continue;
+		if (is_special(p) || p->cls == ST_CLASS_TENSOR) {
+			if (conflicts(p, y, 0) || conflicts(p, y, 1))
+				return "shares a register with a GMMA, tensor or special instruction";
+			continue;
+		}
+		bool no_wsb = varlat(p) && p->ctrl.wbar == ST_SB_NONE;
+		bool raw = (p->ctrl.wbar == k || no_wsb) && conflicts(p, y, 0);
+		bool war = (p->ctrl.rbar == k || p->ctrl.wbar == k || no_wsb) && conflicts(p, y, 1);
+		if ((raw || war) && reaches_unwaited(c, c->inv[P], k, q, seen))
+			return raw ? "reads or writes what a producer on that SB writes, with no wait on the way"
+				   : "overwrites a source of a producer on that SB, with no wait on the way";
+	}
+	return NULL;
+}
+
+/* Every original wait that its instruction X no longer carries is covered: by a wait on the same
+ * SB earlier in X's block with no setter of it between (tuned order), or by the first later wait
+ * on it in the block, with no instruction from X up to that one (of those after X originally)
+ * needing it (needs_wait, judged on the tuned kernel).  A wait on a SB that a DEPBAR.LE counts
+ * never moves. */
+static void check_waits(ck *c)
+{
+	uint8_t *seen = malloc(c->nb ? c->nb : 1);
+	for (uint32_t X = 0; seen && X < c->n; X++) {
+		uint32_t x = c->inv[X], bf = c->bfirst[c->in[X].block], bl = c->blast[c->in[X].block];
+		unsigned missing = c->in[X].ctrl.wait & ~c->ct[x].wait & 0x3fu;
+		for (int k = 0; k < 6; k++) {
+			if (!(missing >> k & 1))
+				continue;
+			if (c->counted >> k & 1) {
+				violation(c, x, "%s no longer waits on SB%d, which a DEPBAR.LE counts", c->in[X].opcode, k);
+				continue;
+			}
+			bool earlier = false;
+			for (uint32_t q = x; q > bf && !earlier; q--) {
+				if (c->ct[q - 1].wait >> k & 1)
+					earlier = true;
+				else if ((sbs(c->ct[q - 1]) >> k & 1) || varlat(&c->in[c->map[q - 1]]))
+					break;
+			}
+			if (earlier)
+				continue;
+			uint32_t w = x + 1;
+			while (w <= bl && !(c->ct[w].wait >> k & 1))
+				w++;
+			if (w > bl) {
+				violation(c, x, "%s no longer waits on SB%d, and no later instruction of its block does", c->in[X].opcode, k);
+				continue;
+			}
+			for (uint32_t q = x; q < w; q++) {
+				uint32_t Q = c->map[q];
+				const char *why = Q < X ? NULL : needs_wait(c, k, q, seen);
+				if (why)
+					violation(c, q, "%s issues before the wait on SB%d that %s (0x%x) had, now at 0x%x, and %s",
+						  c->in[Q].opcode, k, c->in[X].opcode, 16 * x, 16 * w, why);
+			}
+		}
+	}
+	free(seen);
+}
+
 /* Whether ptxas's own code shows that `opcode`'s reuse bit f is the operand in slot f: some
  * instruction of the kernel with that opcode has the bit, and every reuse bit the opcode carries
  * matches the `.reuse` marks nvdisasm prints (HADD2.F32 puts Rb's reuse in bit c, for one). */
@@ -845,6 +958,7 @@ st_status st_check_kernel(const st_cubin *orig, const st_cubin *tuned, const cha
 		check_orders(&c);
 		check_latencies(&c);
 		check_coverage(&c);
+		check_waits(&c);
 		check_reuse(&c);
 	}
 	if (violations)

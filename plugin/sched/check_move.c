@@ -407,6 +407,8 @@ st_status sc_check(const st_sched *s, st_move mv, sc_fix *fix, uint32_t *rlo, ui
 		return st_error_set(err, ST_EINVAL, "move at slot %u: the kernel has %zu slots", mv.slot, s->m.n);
 	if (mv.kind == ST_MOVE_HOIST) /* a chain of swaps (hoist.c); its fix-ups are the swaps' own */
 		return sc_check_hoist(s, mv, rlo, rhi, err);
+	if (mv.kind == ST_MOVE_WAIT) /* wait.c */
+		return sc_check_wait(s, mv, fix, rlo, rhi, err);
 	uint32_t j = mv.slot, X = s->at[j];
 	st_ctrl c = s->ctrl[X];
 	switch (mv.kind) {

@@ -155,6 +155,17 @@ static void opname(char *buf, size_t n, const st_sass_insn *x)
 	snprintf(buf, n, "%s", x->opcode);
 }
 
+/* Variable latency, register sources, and neither a read nor a write scoreboard. */
+static int late_reader(const st_sass_insn *x)
+{
+	if (x->ctrl.rbar != ST_SB_NONE || x->ctrl.wbar != ST_SB_NONE)
+		return 0;
+	for (unsigned u = 0; u < x->nuses; u++)
+		if (x->uses[u].file != ST_RF_B)
+			return 1;
+	return 0;
+}
+
 /* Non-register resources (GMMA scoreboards, CGA barrier, RPC) between two instructions. */
 static int special_lat(sc_model *m, const st_sass_insn *p, const st_sass_insn *c)
 {
@@ -329,6 +340,17 @@ bool sc_ordered(sc_model *m, uint32_t pi, uint32_t ci, char *why, size_t n)
 			if (why)
 				snprintf(why, n, "in-queue completion order (%s has no write scoreboard) (%s -> %s)", u->opcode,
 					 p->opcode, c->opcode);
+			return true;
+		}
+		/* one reads registers late with no scoreboard of its own (STS, R7 W7): ptxas protects its
+		 * sources through a later producer of the queue and that producer's SB; a
+		 * write-scoreboard producer must not pass it (found by the checker on hoist walks) */
+		const st_sass_insn *late = late_reader(p) && c->ctrl.wbar != ST_SB_NONE ? p
+					   : late_reader(c) && p->ctrl.wbar != ST_SB_NONE ? c : NULL;
+		if (late) {
+			if (why)
+				snprintf(why, n, "in-queue order (%s reads its sources late without a scoreboard) (%s -> %s)",
+					 late->opcode, p->opcode, c->opcode);
 			return true;
 		}
 		uint8_t shared = sets_of(p->ctrl) & sets_of(c->ctrl) & m->counted_sbs;

@@ -21,6 +21,7 @@
 #define SC_HOIST_MAX 16
 #define SC_HOIST_VARIANTS 8
 #define SC_LEGAL_HOIST 6 /* bit of the first hoist variant in st_sched.legal[slot] */
+#define SC_LEGAL_WAIT 14 /* bit of the wait move of SB0 (SB k: bit 14 + k) */
 
 /* Static facts about one original instruction. */
 enum {
@@ -105,7 +106,9 @@ struct st_sched {
 	size_t nundo, capundo;
 	size_t nmoves;       /* moves applied (a hoist is one move of several undo records) */
 	/* legal-move cache: bit (slot * SC_KINDS + kind) plus its read extent */
-	uint16_t *legal;  /* per slot: bit per kind; REUSE uses bits 3..5 for a/b/c, HOIST 6..13 */
+	uint32_t *legal;  /* per slot: bit per kind; REUSE uses bits 3..5 for a/b/c, HOIST 6..13, WAIT 14..19 */
+	uint8_t *wneed;   /* wait family, per original index: a stop (bit 6), touches a special (bit 7) */
+	uint32_t *wo_off, *wo; /* wait family: O(X, k) = wo[wo_off[6X+k] .. wo_off[6X+k+1]) (wait.c) */
 	uint32_t *rlo, *rhi; /* per slot: positions the cached results read */
 	int32_t *fen;     /* Fenwick tree over per-slot legal counts */
 	size_t nlegal;
@@ -124,6 +127,11 @@ st_status sc_check(const st_sched *s, st_move m, sc_fix *fix, uint32_t *rlo, uin
 unsigned sc_hoist_reach(st_sched *s, uint32_t slot, int dir, uint32_t *lo, uint32_t *hi, st_error *err);
 unsigned sc_hoist_dist(unsigned arg, unsigned reach);
 st_status sc_check_hoist(const st_sched *s, st_move m, uint32_t *rlo, uint32_t *rhi, st_error *err);
+/* Later waits (wait.c): the static needs/stops (only with ST_SCHED_WAIT), the legality and fix-up
+ * of a wait move, and the slot its wait lands on. */
+st_status sc_wait_prepare(st_sched *s, st_error *err);
+st_status sc_check_wait(const st_sched *s, st_move m, sc_fix *fix, uint32_t *rlo, uint32_t *rhi, st_error *err);
+uint32_t sc_wait_target(const st_sched *s, st_move m);
 /* Apply a swap at `slot` with its fix-up, no refresh (state.c; hoist.c's tentative chains). */
 void sc_swap_raw(st_sched *s, uint32_t slot, const sc_fix *fix);
 void sc_unswap_raw(st_sched *s, uint32_t slot, const sc_fix *fix);

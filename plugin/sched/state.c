@@ -27,7 +27,7 @@ static size_t fen_find(const st_sched *s, size_t k)
 	return pos; /* 0-based slot */
 }
 
-static int popcount16(unsigned v)
+static int popcount32(uint32_t v)
 {
 	int c = 0;
 	for (; v; v &= v - 1)
@@ -38,7 +38,7 @@ static int popcount16(unsigned v)
 /* Bits of s->legal[slot]: 0 swap, 1 stall, 2 yield, 3..5 reuse a..c, 6..13 hoist variants. */
 static void recompute(st_sched *s, uint32_t slot)
 {
-	uint16_t bits = 0;
+	uint32_t bits = 0;
 	uint32_t lo = slot, hi = slot, l, h;
 	st_move mv = {ST_MOVE_SWAP, 0, slot, {0}};
 	if (sc_check(s, mv, NULL, &l, &h, NULL) == ST_OK)
@@ -69,9 +69,16 @@ static void recompute(st_sched *s, uint32_t slot)
 		unsigned reach = sc_hoist_reach(s, slot, d ? 1 : -1, &lo, &hi, NULL);
 		for (unsigned v = 0; v < 4; v++)
 			if (sc_hoist_dist(4 * (unsigned)d + v, reach))
-				bits |= (uint16_t)(1u << (SC_LEGAL_HOIST + 4 * d + v));
+				bits |= 1u << (SC_LEGAL_HOIST + 4 * d + v);
 	}
-	int delta = popcount16(bits) - popcount16(s->legal[slot]);
+	for (uint8_t k = 0; k < 6 && (s->m.flags & ST_SCHED_WAIT); k++) {
+		st_move w = {ST_MOVE_WAIT, k, slot, {0}};
+		if (sc_check_wait(s, w, NULL, &l, &h, NULL) == ST_OK)
+			bits |= 1u << (SC_LEGAL_WAIT + k);
+		lo = l < lo ? l : lo;
+		hi = h > hi ? h : hi;
+	}
+	int delta = popcount32(bits) - popcount32(s->legal[slot]);
 	if (delta) {
 		fen_add(s, slot, delta);
 		s->nlegal = (size_t)((long)s->nlegal + delta);
@@ -113,6 +120,9 @@ void st_sched_free(st_sched *s)
 	free(s->rlo);
 	free(s->rhi);
 	free(s->fen);
+	free(s->wneed);
+	free(s->wo_off);
+	free(s->wo);
 	free(s);
 }
 
@@ -150,6 +160,10 @@ st_status st_sched_new(const st_sass_kernel *k, const st_cubin *c, unsigned flag
 		s->ctrl[i] = s->m.in[i].ctrl;
 	}
 	s->last_swap = UINT32_MAX;
+	if ((flags & ST_SCHED_WAIT) && (rc = sc_wait_prepare(s, err))) {
+		st_sched_free(s);
+		return rc;
+	}
 	sc_refresh_all(s);
 	*out = s;
 	return ST_OK;
@@ -179,7 +193,7 @@ st_move st_sched_move(const st_sched *s, size_t i)
 	for (size_t x = slot; x > 0; x -= x & (~x + 1))
 		before += (size_t)s->fen[x - 1];
 	size_t k = i - before;
-	unsigned bits = s->legal[slot];
+	uint32_t bits = s->legal[slot];
 	unsigned b = 0;
 	for (;; b++)
 		if (bits >> b & 1) {
@@ -189,8 +203,8 @@ st_move st_sched_move(const st_sched *s, size_t i)
 		}
 	mv.slot = (uint32_t)slot;
 	mv.kind = b == 0 ? ST_MOVE_SWAP : b == 1 ? ST_MOVE_STALL : b == 2 ? ST_MOVE_YIELD
-		: b < SC_LEGAL_HOIST ? ST_MOVE_REUSE : ST_MOVE_HOIST;
-	mv.arg = (uint8_t)(b >= SC_LEGAL_HOIST ? b - SC_LEGAL_HOIST : b >= 3 ? b - 3 : 0);
+		: b < SC_LEGAL_HOIST ? ST_MOVE_REUSE : b < SC_LEGAL_WAIT ? ST_MOVE_HOIST : ST_MOVE_WAIT;
+	mv.arg = (uint8_t)(b >= SC_LEGAL_WAIT ? b - SC_LEGAL_WAIT : b >= SC_LEGAL_HOIST ? b - SC_LEGAL_HOIST : b >= 3 ? b - 3 : 0);
 	return mv;
 }
 
@@ -218,6 +232,11 @@ int st_sched_describe(const st_sched *s, st_move m, char *buf, size_t n)
 				s->ctrl[s->at[m.slot]].yield ^ 1u, a->opcode);
 	case ST_MOVE_REUSE:
 		return snprintf(buf, n, "reuse 0x%x %c (%s)", 16 * m.slot, 'a' + (m.arg < 3 ? m.arg : 0), a->opcode);
+	case ST_MOVE_WAIT:
+		if (sc_check_wait(s, m, NULL, NULL, NULL, NULL))
+			return snprintf(buf, n, "wait 0x%x SB%u (%s; not legal now)", 16 * m.slot, m.arg, a->opcode);
+		return snprintf(buf, n, "wait 0x%x SB%u -> 0x%x (%s -> %s)", 16 * m.slot, m.arg, 16 * sc_wait_target(s, m),
+				a->opcode, s->m.in[s->at[sc_wait_target(s, m)]].opcode);
 	case ST_MOVE_HOIST: {
 		uint32_t lo = m.slot, hi = m.slot;
 		int up = m.arg < 4;
@@ -420,6 +439,15 @@ st_status st_sched_replay(st_sched *s, const st_schedule *sch, size_t i, st_erro
 	for (size_t j = 0; j < nm; j++) {
 		st_schedule_move sm = st_schedule_move_at(sch, i, j);
 		st_move mv = {sm.is_ctrl ? ST_MOVE_CTRL : ST_MOVE_SWAP, 0, sm.slot, sm.ctrl};
+		if (sm.is_ctrl && sm.slot < s->m.n && (s->m.flags & ST_SCHED_WAIT)) {
+			/* waits it drops: each must be a legal wait move (whose own fix-up adds the later wait) */
+			unsigned drop = s->ctrl[s->at[sm.slot]].wait & ~sm.ctrl.wait & 0x3fu;
+			for (uint8_t k = 0; k < 6 && drop; k++) {
+				st_move w = {ST_MOVE_WAIT, k, sm.slot, {0}};
+				if ((drop >> k & 1) && st_sched_apply(s, w, err))
+					return st_error_wrap(err, "kernels.%s.moves[%zu]", kn, j);
+			}
+		}
 		if (sm.is_ctrl && sm.slot < s->m.n && !memcmp(&s->ctrl[s->at[sm.slot]], &sm.ctrl, sizeof sm.ctrl))
 			continue; /* a fix-up the model already made */
 		st_status rc = st_sched_apply(s, mv, err);
@@ -444,7 +472,7 @@ st_status st_sched_rewrite(const st_cubin *c, const st_schedule *sch, const st_s
 			rc = st_error_set(err, ST_ENOTFOUND, "%s: no kernel named '%s' (kernels.%s of the schedule)",
 					  st_cubin_name(c), kn, kn);
 		else if (!(rc = st_sass_decode(c, kn, o, &ks[i], err)) && !st_schedule_is_permutation(sch, i) &&
-			 !(rc = st_sched_new(ks[i], c, ST_SCHED_WIDE, &ss[i], err)))
+			 !(rc = st_sched_new(ks[i], c, ST_SCHED_WIDE | ST_SCHED_WAIT, &ss[i], err)))
 			rc = st_sched_replay(ss[i], sch, i, err);
 	}
 	if (!rc) {

@@ -5,12 +5,12 @@
 # the runtime on fresh input sets (a new session, i.e. new inputs, every ROTATE walks).
 #   bash test/gpu/soundness.sh [OUT_DIR]          (default build-soundness/results)
 #   WALKS=1000 MAX_MOVES=64 SEED=1 ROTATE=250 FIXTURES="add_f32_1M softmax_f32_1024x1024" ...
-#   BUILD_ONLY=1 ...   build the driver only
+#   BUILD_ONLY=1 ...   build the driver only; SKIP_BUILD=1 ...   use the one built, no build
 #   PAR=8 ...     fixtures run side by side (one process each, one GPU)
 #   FIXTURE_SECONDS=100 ...   no new walk after that many seconds (the summary says how many ran)
 #   FIXTURE_TIMEOUT=120 ...   seconds a fixture may take at most (killed: its result is missing)
-#   HOIST=1 ...   the hoist family on in every mode (modes: default+hoist, wide+hoist,
-#                 wide-swaps+hoist, hoist-only; docs/sched.md "Hoist and sink")
+#   HOIST=1 WAIT=1 ...   the hoist / wait families on in every mode (modes: default+new,
+#                 wide+new, wide-swaps+new, new-first; docs/sched.md "Hoist and sink", "Later waits")
 #   FIXTURE_DIR=test/fixtures/triton-sm90-ptxas13.5 ...   (the fixture set; default
 #   test/fixtures/triton-sm90; each <name>/ holds sm_90.cubin, sm_90.sass, launch.json)
 # Needs an NVIDIA GPU; on the lent machine carry .deps/ (as scripts/test-gpu.sh).  Writes
@@ -33,26 +33,30 @@ for f in $FIXTURES; do
     [ -f "$FIX/$f/$x" ] || { echo "soundness.sh: $FIX/$f/$x is missing" >&2; exit 1; }
   done
 done
-if [ -d .deps ] && ! [ -f /usr/include/cjson/cJSON.h ]; then
+if [ -d .deps ] && ! [ -f /usr/include/cjson/cJSON.h ] && [ -z "${ST_PREFIX:-}" ]; then
   source scripts/device-setup.sh   # also for running: the carried libcjson.so.1
 fi
 BUILD=${BUILD:-build-soundness}
 case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 LOG=$OUT/build.log
-bash scripts/build-gpu.sh "$BUILD" "$LOG" || exit 1
-cache() { sed -n "s/^$1:[A-Z]*=//p" "$BUILD/CMakeCache.txt"; }
-CJINC=$(cache CJSON_INCLUDE_DIR); ELFINC=$(cache LIBELF_INCLUDE_DIR)
-(set -x; gcc -O2 -std=c11 -D_GNU_SOURCE -Iinclude -Iplugin -I"$CJINC" -I"$ELFINC" test/gpu/soundness.c \
-   "$BUILD/libsasstune_static.a" "$(cache LIBELF_LIBRARY)" "$(cache CJSON_LIBRARY)" $(cache ZLIB_LIBRARY) \
-   -ldl -lm -lpthread -o "$BUILD/soundness.$$" && mv -f "$BUILD/soundness.$$" "$BUILD/soundness") >> "$LOG" 2>&1 ||
-  { tail -n 20 "$LOG"; exit 1; }   # built aside and renamed: two campaigns may start side by side
+if [ -n "${SKIP_BUILD:-}" ] && [ -x "$BUILD/soundness" ]; then
+  :   # SKIP_BUILD=1: reuse the driver a BUILD_ONLY=1 run built (runs side by side must not rebuild)
+else
+  bash scripts/build-gpu.sh "$BUILD" "$LOG" || exit 1
+  cache() { sed -n "s/^$1:[A-Z]*=//p" "$BUILD/CMakeCache.txt"; }
+  CJINC=$(cache CJSON_INCLUDE_DIR); ELFINC=$(cache LIBELF_INCLUDE_DIR)
+  (set -x; gcc -O2 -std=c11 -D_GNU_SOURCE -Iinclude -Iplugin -I"$CJINC" -I"$ELFINC" test/gpu/soundness.c \
+     "$BUILD/libsasstune_static.a" "$(cache LIBELF_LIBRARY)" "$(cache CJSON_LIBRARY)" $(cache ZLIB_LIBRARY) \
+     -ldl -lm -lpthread -o "$BUILD/soundness.$$" && mv -f "$BUILD/soundness.$$" "$BUILD/soundness") >> "$LOG" 2>&1 ||
+     { tail -n 20 "$LOG"; exit 1; }   # built aside and renamed: two campaigns may start side by side
+fi
 [ -n "${BUILD_ONLY:-}" ] && exit 0   # BUILD_ONLY=1: build the driver, run nothing
 export SASSTUNE_WORKER=$BUILD/sasstune-worker
-WALKS=${WALKS:-1000}; MAX_MOVES=${MAX_MOVES:-64}; SEED=${SEED:-1}; ROTATE=${ROTATE:-250}; HOIST=${HOIST:-0}
+WALKS=${WALKS:-1000}; MAX_MOVES=${MAX_MOVES:-64}; SEED=${SEED:-1}; ROTATE=${ROTATE:-250}; HOIST=${HOIST:-0}; WAIT=${WAIT:-0}
 {
   echo "# sasstune legality soundness, $(date -u +%Y-%m-%dT%H:%M:%SZ), git $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
   echo "# $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -n 1)"
-  echo "# walks=$WALKS max_moves=$MAX_MOVES seed=$SEED rotate=$ROTATE hoist=$HOIST fixtures=${FIX#$ROOT/}"
+  echo "# walks=$WALKS max_moves=$MAX_MOVES seed=$SEED rotate=$ROTATE hoist=$HOIST wait=$WAIT fixtures=${FIX#$ROOT/}"
 } > "$OUT/summary.txt"
 # One fixture: its walks, then its line of the summary in OUT/<f>/line.txt (exit 1: some walk failed).
 run_one() {
@@ -60,7 +64,7 @@ run_one() {
   mkdir -p "$OUT/$f"
   t0=$(date +%s)
   ${FIXTURE_TIMEOUT:+timeout "$FIXTURE_TIMEOUT"} "$BUILD/soundness" "$FIX/$f/sm_90.cubin" "$FIX/$f/sm_90.sass" "$FIX/$f/launch.json" "$OUT/$f" \
-    --walks "$WALKS" --max-moves "$MAX_MOVES" --seed "$SEED" --rotate "$ROTATE" --hoist "$HOIST" --seconds "${FIXTURE_SECONDS:-0}" \
+    --walks "$WALKS" --max-moves "$MAX_MOVES" --seed "$SEED" --rotate "$ROTATE" --hoist "$HOIST" --wait "$WAIT" --seconds "${FIXTURE_SECONDS:-0}" \
     > "$OUT/$f/stdout.json" 2> "$OUT/$f/stderr.log"
   rc=$?
   python3 - "$f" "$OUT/$f/summary.json" "$rc" "$(( $(date +%s) - t0 ))" > "$OUT/$f/line.txt" <<'PY'

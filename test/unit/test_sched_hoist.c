@@ -345,6 +345,36 @@ static void test_hoist_features(void **state_)
 	close_ctx(&x);
 }
 
+/* Rule 4, found on hoist walks: a write-scoreboard producer (LDC R56, W1, at 0x29f0 of matmul
+ * 2048) may not pass a variable-latency instruction that reads registers late with no scoreboard
+ * (STS.128 [R78+UR7], R72 at 0x29b0, R- W-): ptxas protects those reads through the LDC's SB1.
+ * No hoist carries the LDC above the STS; other instructions still pass it. */
+static void test_late_reader_keeps_its_protector(void **state_)
+{
+	(void)state_;
+	ctx x;
+	open_ctx(&x, "triton-sm90", "matmul_f16_2048x2048x2048_b128x256x64_w8s3");
+	st_sched *s = state(&x, ST_SCHED_WIDE | ST_SCHED_HOIST);
+	const st_sass_insn *in = st_sass_insns(x.k);
+	uint32_t sts = 0x29b0 / 16, ldc = 0x29f0 / 16;
+	assert_string_equal(in[sts].opcode, "STS.128");
+	assert_string_equal(in[ldc].opcode, "LDC");
+	char why[192] = "";
+	assert_true(sc_ordered(&s->m, sts, ldc, why, sizeof why));
+	assert_non_null(strstr(why, "STS.128 reads its sources late without a scoreboard"));
+	assert_false(sc_ordered(&s->m, sts, ldc - 1, NULL, 0)); /* an F2FP may pass it */
+	for (uint8_t a = 0; a < 4; a++) {
+		st_move h = {ST_MOVE_HOIST, a, ldc, {0}};
+		uint32_t lo = ldc, hi = ldc;
+		unsigned reach = sc_hoist_reach(s, ldc, -1, &lo, &hi, NULL);
+		assert_true(reach < ldc - sts);
+		if (st_sched_check(s, h, NULL) == ST_OK)
+			assert_true(sc_hoist_dist(a, reach) < ldc - sts);
+	}
+	st_sched_free(s);
+	close_ctx(&x);
+}
+
 static void test_families(void **state_)
 {
 	(void)state_;
@@ -365,14 +395,20 @@ static void test_families(void **state_)
 	assert_non_null(strstr(err.msg, "lacks swap"));
 	assert_int_equal(st_sched_parse_families("swap,hoister", &f, &err), ST_EINVAL);
 	assert_non_null(strstr(err.msg, "'hoister'"));
-	assert_int_equal(st_sched_parse_families("swap,wait", &f, &err), ST_EINVAL);
+	assert_int_equal(st_sched_parse_families("swap,later", &f, &err), ST_EINVAL);
 	assert_int_equal(f, ST_SCHED_WIDE); /* unchanged by a refused list */
+	assert_int_equal(st_sched_parse_families("swap,ctrl,hoist,wait", &f, &err), ST_OK);
+	assert_int_equal(f, ST_SCHED_WIDE | ST_SCHED_HOIST | ST_SCHED_WAIT);
+	assert_string_equal(st_sched_families(f), "swap,ctrl,hoist,wait");
+	assert_int_equal(st_sched_parse_families("swap,wait", &f, &err), ST_OK);
+	assert_string_equal(st_sched_families(f), "swap,wait");
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_families),
+		cmocka_unit_test(test_late_reader_keeps_its_protector),
 		cmocka_unit_test(test_hoist_off_by_default),
 		cmocka_unit_test(test_hoist_refusal_names_the_stop),
 		cmocka_unit_test(test_hoist_features),

@@ -11,11 +11,15 @@ beat it).  The key is computed as plugin/cache/cache_key.c does; `sasstune cache
 entry whose key is wrong.
 """
 import hashlib
+import re
 import json
 import os
 import shutil
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+# this tree's ST_LEGALITY_VERSION (include/sasstune/sched.h): current entries carry it
+with open(os.path.join(HERE, "..", "..", "..", "include", "sasstune", "sched.h")) as _h:
+    LEGALITY = re.search(r"#define ST_LEGALITY_VERSION (\d+)", _h.read()).group(1)
 OUT = os.path.join(HERE, "current", "v1")
 OUT_VARIANT = os.path.join(HERE, "current-variant", "v1")
 VSET, VOPTS = "on:12.8.93,12.9.86,13.5.37", "-lineinfo --gpu-name=sm_90a"
@@ -63,14 +67,14 @@ def entry(kernel, legality, date, method, budget, negative=None, tuned=None, out
 if __name__ == "__main__":
     shutil.rmtree(os.path.dirname(OUT), ignore_errors=True)
     shutil.rmtree(os.path.dirname(OUT_VARIANT), ignore_errors=True)
-    print(entry("add_kernel", "1", "2026-11-30T10:00:00Z", "ppo", "5m", tuned=bytes(range(64))))
-    print(entry("softmax_kernel", "1", "2026-12-01T10:00:00Z", "ppo", "10s",
+    print(entry("add_kernel", LEGALITY, "2026-11-30T10:00:00Z", "ppo", "5m", tuned=bytes(range(64))))
+    print(entry("softmax_kernel", LEGALITY, "2026-12-01T10:00:00Z", "ppo", "10s",
                 negative={"best_ratio": 0.9987, "why": "no schedule passed confirmation (200 pairs, 95 % interval "
                           "above 1.005); input kept"}))
     print(entry("layernorm_kernel", "0", "2026-10-01T10:00:00Z", "ppo", "10s",
                 negative={"best_ratio": 1.001, "why": "made under older rules"}))
-    print(entry("matmul_kernel", "1", "2026-12-01T11:00:00Z", "ppo", "5m", tuned=bytes(range(1, 65)),
+    print(entry("matmul_kernel", LEGALITY, "2026-12-01T11:00:00Z", "ppo", "5m", tuned=bytes(range(1, 65)),
                 out=OUT_VARIANT, variants=(VSET, VOPTS),
                 variant={"ptxas_version": "13.5.37", "options": "--register-usage-level 0"}))
-    print(entry("swiglu_kernel", "1", "2026-12-01T12:00:00Z", "ppo", "5m", out=OUT_VARIANT, variants=(VSET, VOPTS),
+    print(entry("swiglu_kernel", LEGALITY, "2026-12-01T12:00:00Z", "ppo", "5m", out=OUT_VARIANT, variants=(VSET, VOPTS),
                 negative={"best_ratio": 0.9991, "why": "variants chose stock; no schedule passed confirmation"}))
