@@ -15,7 +15,10 @@
  * sched_internal.h, hoist.c, wait.c; plugin/sass: latency.c, latency_tables.c).  test_legality_version fails
  * when those files change and its recorded hash does not. */
 #define ST_LEGALITY_VERSION 3
-#define ST_SCHED_MOVE_FAMILIES "swap,ctrl" /* the move families tuning uses: swaps, control edits */
+/* The move families tuning uses by default (st_tune_opts_init, the pass), by name (keyed in the
+ * schedule cache) and as flags; st_sched_families(ST_SCHED_DEFAULT_FAMILIES) == ST_SCHED_MOVE_FAMILIES. */
+#define ST_SCHED_MOVE_FAMILIES "swap,ctrl"
+#define ST_SCHED_DEFAULT_FAMILIES 0u
 
 typedef struct st_sched st_sched;
 enum { ST_SCHED_WIDE = 1, ST_SCHED_NO_CTRL = 2, /* any non-fence insn may move; no control-code moves */

@@ -29,6 +29,7 @@ void st_tune_opts_init(st_tune_opts *o)
 	o->fresh_sets = 3;
 	o->hidden = ST_POLICY_HIDDEN_DEFAULT;
 	o->aim_strength = 20;
+	o->sched_flags = ST_SCHED_DEFAULT_FAMILIES; /* docs/sched.md, "Move families" */
 }
 
 void st_tune_result_free(st_tune_result *r)

@@ -60,7 +60,7 @@ int st_cmd_moves(int argc, char **argv)
 		return code;
 	st_error err = {0};
 	if (families && st_sched_parse_families(families, &flags, &err)) {
-		st_cli_error(argv[0], "--families: %s", err.msg);
+		st_cli_error(argv[0], "--%s", err.msg);
 		return ST_EXIT_USAGE;
 	}
 	st_cubin *c = NULL;

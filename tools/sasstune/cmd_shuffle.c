@@ -66,7 +66,7 @@ int st_cmd_shuffle(int argc, char **argv)
 	unsigned long long steps, seed;
 	st_error ferr = {0};
 	if (families && st_sched_parse_families(families, &flags, &ferr)) {
-		st_cli_error(argv[0], "--families: %s", ferr.msg);
+		st_cli_error(argv[0], "--%s", ferr.msg);
 		return ST_EXIT_USAGE;
 	}
 	if (!parse_u64(steps_s, &steps) || steps > 100000000ull) {

@@ -12,7 +12,7 @@ static void usage(FILE *out)
 	fprintf(out,
 		"usage: sasstune tune CUBIN [--launch L.json] [--kernel K] [--listing F] [--method ppo|random|greedy]\n"
 		"                     [--reward gpu|model] [--budget 300s | --steps N] [--seed S] [--policy P]\n"
-		"                     [--hidden H] [--wide] [--no-ctrl] [--set NAME=VALUE]... -o OUT\n"
+		"                     [--hidden H] [--wide] [--no-ctrl] [--families L] [--set NAME=VALUE]... -o OUT\n"
 		"                     [--schedule-out S.json] [--json] [--quiet] [--log-evals F.jsonl]\n"
 		"                     [--aim auto|FILE|off]\n"
 		"                     [--variants --ptx PTX [--ptxas P]...]\n"
@@ -48,6 +48,8 @@ static void usage(FILE *out)
 		"  --hidden H      width of a new PPO policy (default %u)\n"
 		"  --wide          any non-fixed instruction may move (default: memory instructions)\n"
 		"  --no-ctrl       swaps only, no control-code edits\n"
+		"  --families L    move families, a comma list of swap (required), ctrl, hoist, wait (default\n"
+		"                  " ST_SCHED_MOVE_FAMILIES "; docs/sched.md); --no-ctrl is swap alone\n"
 		"  --set N=V       a search setting by its docs/search.md name (ppo.lr, eval_pairs, ...)\n"
 		"  --aim A         aimed proposals (docs/profile.md): auto (sample the kernel with CUPTI at\n"
 		"                  the start, GPU reward, at most 5%% of the budget), a samples file\n"
@@ -101,6 +103,7 @@ static int set_opt(const char *cmd, const char *v, void *dst)
 
 int st_cmd_tune(int argc, char **argv)
 {
+	const char *families = NULL;
 	const char *path = NULL, *launch_path = NULL, *kernel = NULL, *listing = NULL, *out = NULL;
 	const char *sched_out = NULL, *policy_path = NULL, *budget_s = NULL, *steps_s = NULL, *seed_s = NULL;
 	const char *log_path = NULL;
@@ -116,7 +119,7 @@ int st_cmd_tune(int argc, char **argv)
 	const st_cli_opt opts[] = {
 		ST_OPT_FLAG("--json", &json), ST_OPT_FLAG("--quiet", &quiet),
 		ST_OPT_BIT("--wide", &o.sched_flags, ST_SCHED_WIDE),
-		ST_OPT_BIT("--no-ctrl", &o.sched_flags, ST_SCHED_NO_CTRL),
+		ST_OPT_BIT("--no-ctrl", &o.sched_flags, ST_SCHED_NO_CTRL), ST_OPT_STR("--families", &families),
 		ST_OPT_STR("--launch", &launch_path), ST_OPT_STR("--kernel", &kernel), ST_OPT_STR("--listing", &listing),
 		ST_OPT_FN("--method", method_opt, &o.search), ST_OPT_FN("--reward", st_tcli_reward_opt, &o.reward),
 		ST_OPT_STR("--budget", &budget_s), ST_OPT_STR("--steps", &steps_s), ST_OPT_STR("--seed", &seed_s),
@@ -130,6 +133,11 @@ int st_cmd_tune(int argc, char **argv)
 	int code = st_cli_parse(argc, argv, &(st_cli_args){.usage = usage, .opts = opts, .file = &path, .need = need});
 	if (code >= 0)
 		return code;
+	st_error ferr = {0};
+	if (families && st_sched_parse_families(families, &o.sched_flags, &ferr)) {
+		st_cli_error(argv[0], "--%s", ferr.msg);
+		return ST_EXIT_USAGE;
+	}
 	if (variants && !vc.ptx_path) {
 		st_cli_error(argv[0], "--variants needs --ptx PTX");
 		return ST_EXIT_USAGE;
@@ -233,6 +241,7 @@ int st_cmd_tune(int argc, char **argv)
 		cJSON_AddStringToObject(j, "device", r.device);
 		cJSON_AddStringToObject(j, "aim", r.aim);
 		cJSON_AddNumberToObject(j, "aim_ms", r.aim_ms);
+		cJSON_AddStringToObject(j, "families", st_sched_families(o.sched_flags));
 		cJSON_AddStringToObject(j, "message", r.message);
 		cJSON_AddStringToObject(j, "output", out);
 		if (variants)
