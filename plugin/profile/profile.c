@@ -174,7 +174,7 @@ st_status st_profile_add(st_profile *p, const char *function, uint32_t offset, c
 				    st_profile_printable(reason, shown, sizeof shown));
 	if (!function[0] || strlen(function) > 4096)
 		return st_error_set(err, ST_EFORMAT, "bad function name");
-	uint32_t r, fn;
+	uint32_t r = 0, fn = 0;
 	st_status rc = intern(p->reasons, &p->nreasons, ST_PROFILE_MAX_REASONS, name, "stall reasons", &r, err);
 	if (rc == ST_OK && func_find(p, function) < 0 && p->nfuncs % 16 == 0) {
 		if (p->nfuncs >= MAX_FUNCS)
