@@ -40,11 +40,9 @@ static void try_prefix(const char *prefix, size_t len, void **lib, char **path)
 {
 	for (size_t i = 0; i < sizeof wheel_pats / sizeof *wheel_pats && !*lib; i++) {
 		char pat[4300];
-		if (len + strlen(wheel_pats[i]) + 2 > sizeof pat)
-			return;
-		int n = snprintf(pat, sizeof pat, "%.*s/%s", (int)len, prefix, wheel_pats[i]);
-		if (n < 0 || (size_t)n >= sizeof pat)
-			return;
+		int w = snprintf(pat, sizeof pat, "%.*s/%s", (int)len, prefix, wheel_pats[i]);
+		if (w < 0 || (size_t)w >= sizeof pat)
+			return; /* a prefix this long holds no wheel we could name */
 		try_pattern(pat, lib, path);
 	}
 }
