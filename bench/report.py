@@ -126,16 +126,18 @@ def kept_notes(md):
     return {k: v for k, v in NOTES_RE.findall(text)}
 
 
-PEERS_RE = re.compile(r"<!-- peers -->\n.*?<!-- end of peers -->\n", re.S)
+KEPT_RE = re.compile(r"<!-- ([a-z][a-z0-9_-]*) -->\n.*?<!-- end of \1 -->\n", re.S)
 
 
 def kept_peers(md):
-    """The page's peers section (bench/peers/, written by hand), kept as it is on a rewrite."""
+    """The page's hand-written sections, each between `<!-- NAME -->` and `<!-- end of NAME -->`
+    (the peers benchmark of bench/peers/, the ablation of bench/ablation.py), kept as they are,
+    in their order, on a rewrite."""
     try:
-        m = PEERS_RE.search(open(md).read())
+        text = open(md).read()
     except OSError:
         return ""
-    return "\n" + m.group(0) if m else ""
+    return "".join("\n" + m.group(0) for m in KEPT_RE.finditer(text))
 
 
 def device_of(run):

@@ -54,3 +54,17 @@ def test_markdown_geomean_slower_and_tuner_gap():
     assert "- new: geometric mean %.4f over 2 kernels; 0 resolved slower than stock" % (1.02 ** 0.5) in md
     # k1/new: 1.021 vs 1.02 is within 0.3 %; k2/old: 1.01 vs 0.99 is not
     assert "1 of 2 within 0.3 %" in md
+
+
+def test_report_rewrite_keeps_every_hand_written_section(tmp_path):
+    import report
+    md = tmp_path / "b.md"
+    md.write_text("# old\n\nold text\n\n<!-- peers -->\n## Peers\nP\n<!-- end of peers -->\n"
+                  "between\n<!-- ablation -->\n## Ablation\nA\n<!-- end of ablation -->\n")
+    report.main(["--none", "--md", str(md)])
+    text = md.read_text()
+    assert "old text" not in text and "between" not in text
+    assert text.endswith("\n<!-- peers -->\n## Peers\nP\n<!-- end of peers -->\n"
+                         "\n<!-- ablation -->\n## Ablation\nA\n<!-- end of ablation -->\n")
+    report.main(["--none", "--md", str(md)])
+    assert md.read_text() == text                 # kept once, not stacked
