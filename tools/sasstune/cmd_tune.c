@@ -101,6 +101,126 @@ static int set_opt(const char *cmd, const char *v, void *dst)
 	return st_tcli_set(cmd, v, dst, 1);
 }
 
+/* What the report of one tune shows besides its result. */
+typedef struct tune_report {
+	const char *method, *out, *sched_out, *variant, *log_path; /* variant, sched_out, log_path: NULL if none */
+	unsigned families;                                         /* st_sched_new flags */
+	int gpu;
+	unsigned long long log_lines;
+	double own_ms, eval_ms;                                    /* search's own time a step; one evaluation */
+	double ratio, lo, hi;                                      /* 1 when nothing was kept */
+} tune_report;
+
+static void report_json(const st_tune_result *r, const tune_report *t)
+{
+	cJSON *j = cJSON_CreateObject();
+	cJSON_AddStringToObject(j, "kernel", r->kernel);
+	cJSON_AddStringToObject(j, "method", t->method);
+	cJSON_AddStringToObject(j, "reward", t->gpu ? "gpu" : "model");
+	cJSON_AddBoolToObject(j, "confirmed", r->confirmed);
+	cJSON_AddBoolToObject(j, "improved", r->improved);
+	cJSON_AddNumberToObject(j, "baseline", 1.0);
+	cJSON_AddNumberToObject(j, "ratio", t->ratio);
+	cJSON_AddNumberToObject(j, "ratio_lo", t->lo);
+	cJSON_AddNumberToObject(j, "ratio_hi", t->hi);
+	cJSON_AddNumberToObject(j, "pairs", r->improved ? r->best.pairs : 0);
+	cJSON_AddNumberToObject(j, "best_quick_ratio", r->best.ratio);
+	cJSON_AddNumberToObject(j, "model_ratio", r->model_ratio);
+	cJSON_AddNumberToObject(j, "steps", (double)r->steps);
+	cJSON_AddNumberToObject(j, "evals", (double)r->evals);
+	cJSON_AddNumberToObject(j, "rejected", (double)r->rejected);
+	cJSON_AddNumberToObject(j, "confirms", (double)r->confirms);
+	cJSON_AddNumberToObject(j, "seconds", r->seconds);
+	cJSON_AddNumberToObject(j, "steps_per_s", r->steps_per_s);
+	cJSON_AddNumberToObject(j, "eval_seconds", r->eval_seconds);
+	cJSON_AddNumberToObject(j, "policy_seconds", r->policy_seconds);
+	cJSON_AddNumberToObject(j, "search_ms_per_step", t->own_ms);
+	cJSON_AddNumberToObject(j, "eval_ms", t->eval_ms);
+	cJSON_AddNumberToObject(j, "confirm_pairs_spent", (double)r->confirm_pairs_spent);
+	cJSON_AddNumberToObject(j, "race_candidates", r->race_candidates);
+	cJSON_AddNumberToObject(j, "race_rounds", r->race_rounds);
+	if (t->log_path)
+		cJSON_AddNumberToObject(j, "eval_log_lines", (double)t->log_lines);
+	cJSON_AddStringToObject(j, "device", r->device);
+	cJSON_AddStringToObject(j, "aim", r->aim);
+	cJSON_AddNumberToObject(j, "aim_ms", r->aim_ms);
+	cJSON_AddStringToObject(j, "families", st_sched_families(t->families));
+	cJSON_AddStringToObject(j, "message", r->message);
+	cJSON_AddStringToObject(j, "output", t->out);
+	if (t->variant)
+		cJSON_AddStringToObject(j, "variant", t->variant);
+	if (t->sched_out)
+		cJSON_AddStringToObject(j, "schedule", t->sched_out);
+	else
+		cJSON_AddNullToObject(j, "schedule");
+	if (r->verification_json) {
+		cJSON *v = cJSON_Parse(r->verification_json);
+		if (v)
+			cJSON_AddItemToObject(j, "verification", v);
+	}
+	st_cli_print_json(j, 0);
+	cJSON_Delete(j);
+}
+
+static void report_text(const st_tune_result *r, const tune_report *t)
+{
+	printf("%s: %s, reward %s, %llu steps in %.1f s (%.1f steps/s), %llu evaluations, %llu rejected\n",
+	       r->kernel, t->method, t->gpu ? "gpu" : "model", (unsigned long long)r->steps, r->seconds, r->steps_per_s,
+	       (unsigned long long)r->evals, (unsigned long long)r->rejected);
+	printf("%s: cost per step: search %.3f ms (policy %.3f ms), evaluation %.3f ms each; confirmation: "
+	       "race of %u in %u rounds, %llu pairs\n",
+	       r->kernel, t->own_ms, r->steps ? 1e3 * r->policy_seconds / (double)r->steps : 0.0, t->eval_ms,
+	       r->race_candidates, r->race_rounds, (unsigned long long)r->confirm_pairs_spent);
+	printf("%s: %s\n", r->kernel, r->message);
+	if (strcmp(r->aim, "off"))
+		printf("%s: aimed proposals: %s (%.0f ms; waits a schedule can address: %.0f%% of the samples)\n",
+		       r->kernel, r->aim, r->aim_ms, 100 * r->aim_hot_share);
+	if (t->variant)
+		printf("%s: variant %s\n", r->kernel, t->variant);
+	if (r->improved)
+		printf("%s: baseline 1.0000, tuned %.4f [%.4f, %.4f]%s\n", r->kernel, t->ratio, t->lo, t->hi,
+		       t->gpu ? " (original/tuned, confirmed on the GPU)" : " (cost model, unconfirmed)");
+	printf("wrote %s (%s)\n", t->out,
+	       r->improved ? (t->gpu ? "tuned, confirmed" : "tuned, unconfirmed")
+			  : (t->gpu ? "the original: nothing confirmed" : "the original: nothing kept"));
+}
+
+/* The checks of a parsed command line that the option table cannot make: -1 when it is good, else
+ * the exit code (the error printed). */
+static int check_args(const char *cmd, const char *families, int variants_without_ptx, const char *launch_path,
+		      st_tune_opts *o)
+{
+	st_error err = {0};
+	if (families && st_sched_parse_families(families, &o->sched_flags, &err)) {
+		st_cli_error(cmd, "--%s", err.msg);
+		return ST_EXIT_USAGE;
+	}
+	if (variants_without_ptx) {
+		st_cli_error(cmd, "--variants needs --ptx PTX");
+		return ST_EXIT_USAGE;
+	}
+	if (o->reward == ST_REWARD_GPU && !launch_path) {
+		st_cli_error(cmd, "--reward gpu needs --launch L.json");
+		return ST_EXIT_USAGE;
+	}
+	return -1;
+}
+
+/* --log-evals F: append one line per evaluation (eval_log.h) to F. */
+static st_status open_evlog(st_evlog *evl, const char *log_path, const char *cubin, const char *kernel, st_tune_opts *o,
+			    st_error *err)
+{
+	if (!(evl->f = fopen(log_path, "a")))
+		return st_error_set(err, ST_EIO, "%s: cannot open the evaluation log: %s", log_path, strerror(errno));
+	evl->cubin = cubin;
+	evl->kernel = kernel;
+	evl->method = method_names[o->search.method];
+	evl->seed = (unsigned long long)o->search.seed;
+	o->search.on_eval = st_evlog_note;
+	o->search.on_eval_data = evl;
+	return ST_OK;
+}
+
 int st_cmd_tune(int argc, char **argv)
 {
 	const char *families = NULL;
@@ -133,20 +253,9 @@ int st_cmd_tune(int argc, char **argv)
 	int code = st_cli_parse(argc, argv, &(st_cli_args){.usage = usage, .opts = opts, .file = &path, .need = need});
 	if (code >= 0)
 		return code;
-	st_error ferr = {0};
-	if (families && st_sched_parse_families(families, &o.sched_flags, &ferr)) {
-		st_cli_error(argv[0], "--%s", ferr.msg);
-		return ST_EXIT_USAGE;
-	}
-	if (variants && !vc.ptx_path) {
-		st_cli_error(argv[0], "--variants needs --ptx PTX");
-		return ST_EXIT_USAGE;
-	}
+	if ((code = check_args(argv[0], families, variants && !vc.ptx_path, launch_path, &o)) >= 0)
+		return code;
 	int gpu = o.reward == ST_REWARD_GPU;
-	if (gpu && !launch_path) {
-		st_cli_error(argv[0], "--reward gpu needs --launch L.json");
-		return ST_EXIT_USAGE;
-	}
 	/* by default 300 s with the GPU, 2000 moves with the model */
 	if ((code = st_tcli_search_budget(argv[0], steps_s, budget_s, seed_s, gpu ? 0 : 2000, gpu ? 300 : 0, &o)) >= 0)
 		return code;
@@ -174,18 +283,8 @@ int st_cmd_tune(int argc, char **argv)
 		o.search.progress_every = 16;
 	st_tune_kernel k = {.cubin = data, .size = size, .name = path, .kernel = kernel, .listing = listing,
 			    .launch = spec};
-	if (log_path) {
-		if (!(evl.f = fopen(log_path, "a"))) {
-			st_error_set(&err, ST_EIO, "%s: cannot open the evaluation log: %s", log_path, strerror(errno));
-			goto fail;
-		}
-		evl.cubin = path;
-		evl.kernel = kernel ? kernel : spec ? st_launch_kernel(spec) : "";
-		evl.method = method_names[o.search.method];
-		evl.seed = (unsigned long long)o.search.seed;
-		o.search.on_eval = st_evlog_note;
-		o.search.on_eval_data = &evl;
-	}
+	if (log_path && open_evlog(&evl, log_path, path, kernel ? kernel : spec ? st_launch_kernel(spec) : "", &o, &err))
+		goto fail;
 	st_status s = st_tune(&k, &o, policy, &r, &err);
 	st_tcli_progress_end(&pr);
 	if (s) {
@@ -204,80 +303,17 @@ int st_cmd_tune(int argc, char **argv)
 		goto fail;
 	/* the search's own time per step (PPO's policy work, sched's moves, bookkeeping) against the
 	 * time of one evaluation (the GPU's verify and timing, or the cost model) */
-	double own_ms = r.steps ? 1e3 * (r.seconds - r.eval_seconds) / (double)r.steps : 0;
-	double eval_ms = r.evals ? 1e3 * r.eval_seconds / (double)r.evals : 0;
-	const char *method = method_names[o.search.method];
-	double ratio = r.improved ? r.best.ratio : 1.0, lo = r.improved ? r.best.lo : 1.0,
-	       hi = r.improved ? r.best.hi : 1.0;
-	if (json) {
-		cJSON *j = cJSON_CreateObject();
-		cJSON_AddStringToObject(j, "kernel", r.kernel);
-		cJSON_AddStringToObject(j, "method", method);
-		cJSON_AddStringToObject(j, "reward", gpu ? "gpu" : "model");
-		cJSON_AddBoolToObject(j, "confirmed", r.confirmed);
-		cJSON_AddBoolToObject(j, "improved", r.improved);
-		cJSON_AddNumberToObject(j, "baseline", 1.0);
-		cJSON_AddNumberToObject(j, "ratio", ratio);
-		cJSON_AddNumberToObject(j, "ratio_lo", lo);
-		cJSON_AddNumberToObject(j, "ratio_hi", hi);
-		cJSON_AddNumberToObject(j, "pairs", r.improved ? r.best.pairs : 0);
-		cJSON_AddNumberToObject(j, "best_quick_ratio", r.best.ratio);
-		cJSON_AddNumberToObject(j, "model_ratio", r.model_ratio);
-		cJSON_AddNumberToObject(j, "steps", (double)r.steps);
-		cJSON_AddNumberToObject(j, "evals", (double)r.evals);
-		cJSON_AddNumberToObject(j, "rejected", (double)r.rejected);
-		cJSON_AddNumberToObject(j, "confirms", (double)r.confirms);
-		cJSON_AddNumberToObject(j, "seconds", r.seconds);
-		cJSON_AddNumberToObject(j, "steps_per_s", r.steps_per_s);
-		cJSON_AddNumberToObject(j, "eval_seconds", r.eval_seconds);
-		cJSON_AddNumberToObject(j, "policy_seconds", r.policy_seconds);
-		cJSON_AddNumberToObject(j, "search_ms_per_step", own_ms);
-		cJSON_AddNumberToObject(j, "eval_ms", eval_ms);
-		cJSON_AddNumberToObject(j, "confirm_pairs_spent", (double)r.confirm_pairs_spent);
-		cJSON_AddNumberToObject(j, "race_candidates", r.race_candidates);
-		cJSON_AddNumberToObject(j, "race_rounds", r.race_rounds);
-		if (log_path)
-			cJSON_AddNumberToObject(j, "eval_log_lines", (double)evl.lines);
-		cJSON_AddStringToObject(j, "device", r.device);
-		cJSON_AddStringToObject(j, "aim", r.aim);
-		cJSON_AddNumberToObject(j, "aim_ms", r.aim_ms);
-		cJSON_AddStringToObject(j, "families", st_sched_families(o.sched_flags));
-		cJSON_AddStringToObject(j, "message", r.message);
-		cJSON_AddStringToObject(j, "output", out);
-		if (variants)
-			cJSON_AddStringToObject(j, "variant", variant);
-		if (sched_out)
-			cJSON_AddStringToObject(j, "schedule", sched_out);
-		else
-			cJSON_AddNullToObject(j, "schedule");
-		if (r.verification_json) {
-			cJSON *v = cJSON_Parse(r.verification_json);
-			if (v)
-				cJSON_AddItemToObject(j, "verification", v);
-		}
-		st_cli_print_json(j, 0);
-		cJSON_Delete(j);
-	} else {
-		printf("%s: %s, reward %s, %llu steps in %.1f s (%.1f steps/s), %llu evaluations, %llu rejected\n",
-		       r.kernel, method, gpu ? "gpu" : "model", (unsigned long long)r.steps, r.seconds, r.steps_per_s,
-		       (unsigned long long)r.evals, (unsigned long long)r.rejected);
-		printf("%s: cost per step: search %.3f ms (policy %.3f ms), evaluation %.3f ms each; confirmation: "
-		       "race of %u in %u rounds, %llu pairs\n",
-		       r.kernel, own_ms, r.steps ? 1e3 * r.policy_seconds / (double)r.steps : 0.0, eval_ms,
-		       r.race_candidates, r.race_rounds, (unsigned long long)r.confirm_pairs_spent);
-		printf("%s: %s\n", r.kernel, r.message);
-		if (strcmp(r.aim, "off"))
-			printf("%s: aimed proposals: %s (%.0f ms; waits a schedule can address: %.0f%% of the samples)\n",
-			       r.kernel, r.aim, r.aim_ms, 100 * r.aim_hot_share);
-		if (variants)
-			printf("%s: variant %s\n", r.kernel, variant);
-		if (r.improved)
-			printf("%s: baseline 1.0000, tuned %.4f [%.4f, %.4f]%s\n", r.kernel, ratio, lo, hi,
-			       gpu ? " (original/tuned, confirmed on the GPU)" : " (cost model, unconfirmed)");
-		printf("wrote %s (%s)\n", out,
-		       r.improved ? (gpu ? "tuned, confirmed" : "tuned, unconfirmed")
-				  : (gpu ? "the original: nothing confirmed" : "the original: nothing kept"));
-	}
+	tune_report t = {.method = method_names[o.search.method], .out = out, .sched_out = sched_out,
+			 .variant = variants ? variant : NULL, .log_path = log_path, .families = o.sched_flags,
+			 .gpu = gpu, .log_lines = evl.lines,
+			 .own_ms = r.steps ? 1e3 * (r.seconds - r.eval_seconds) / (double)r.steps : 0,
+			 .eval_ms = r.evals ? 1e3 * r.eval_seconds / (double)r.evals : 0,
+			 .ratio = r.improved ? r.best.ratio : 1.0, .lo = r.improved ? r.best.lo : 1.0,
+			 .hi = r.improved ? r.best.hi : 1.0};
+	if (json)
+		report_json(&r, &t);
+	else
+		report_text(&r, &t);
 	goto done;
 fail:
 	rc = st_cli_fail(argv[0], &err);
