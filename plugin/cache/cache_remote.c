@@ -37,6 +37,14 @@ static int number(const char *s, size_t n, long lo, long hi, int *out)
 	return 1;
 }
 
+/* A host name or IPv4 address (letters, digits, '.', '-', '_'), or, bracketed, an IPv6 address (hex
+ * digits, ':', '.'; at least one ':'): what a reader can write back as redis://host or redis://[host]. */
+static int host_ok(const char *h, int v6)
+{
+	const char *set = v6 ? "0123456789abcdefABCDEF:." : "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_";
+	return h[0] && strspn(h, set) == strlen(h) && (!v6 || strchr(h, ':'));
+}
+
 #define BADURL(why) st_error_set(err, ST_EINVAL, "Redis URL '%.200s': %s (expected redis://host:port/db)", url, why)
 
 /* host[:port] in [s, e): a name or IPv4 address, or [IPv6]. */
@@ -45,14 +53,14 @@ static st_status parse_hostport(const char *url, const char *s, const char *e, s
 	const char *colon;
 	if (*s == '[') {
 		const char *close = memchr(s, ']', (size_t)(e - s));
-		if (!close || !take(o->host, sizeof o->host, s + 1, (size_t)(close - s - 1), 0))
+		if (!close || !take(o->host, sizeof o->host, s + 1, (size_t)(close - s - 1), 0) || !host_ok(o->host, 1))
 			return BADURL("bad [IPv6] host");
 		colon = close + 1 < e ? close + 1 : NULL;
 		if (colon && *colon != ':')
 			return BADURL("junk after ]");
 	} else {
 		colon = memchr(s, ':', (size_t)(e - s));
-		if (!take(o->host, sizeof o->host, s, (size_t)((colon ? colon : e) - s), 0) || strchr(o->host, '['))
+		if (!take(o->host, sizeof o->host, s, (size_t)((colon ? colon : e) - s), 0) || !host_ok(o->host, 0))
 			return BADURL("no host, or a bad one");
 	}
 	if (colon && !number(colon + 1, (size_t)(e - colon - 1), 1, 65535, &o->port))

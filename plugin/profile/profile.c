@@ -241,7 +241,9 @@ static int cmp_entry(const void *a, const void *b, void *ctx)
 		return c;
 	if (x->off != y->off)
 		return x->off < y->off ? -1 : 1;
-	return x->reason < y->reason ? -1 : x->reason > y->reason;
+	/* reasons by name, not by interning order (which follows the input): a written file reads back
+	 * and writes again byte for byte (fuzz_samples) */
+	return x->reason == y->reason ? 0 : strcmp(p->reasons[x->reason], p->reasons[y->reason]);
 }
 
 static cJSON *meta_json(const st_profile *p)

@@ -26,13 +26,9 @@ static void url(const uint8_t *data, size_t size)
 	if (st_remote_parse_url(text, &u, &err) == ST_OK) {
 		CHECK(u.host[0] && u.port >= 1 && u.port <= 65535 && u.db >= 0);
 		char again[1200];
-		snprintf(again, sizeof again, "redis://%s%s%s%s%s%s:%d/%d", u.user, u.password[0] ? ":" : "", u.password,
-			 u.password[0] ? "@" : "", strchr(u.host, ':') ? "[" : "", u.host, u.port, u.db);
-		char *close = strchr(u.host, ':') ? strstr(again, u.host) + strlen(u.host) : NULL;
-		if (close) { /* add the ] after an IPv6 host */
-			memmove(close + 1, close, strlen(close) + 1);
-			*close = ']';
-		}
+		int v6 = strchr(u.host, ':') != NULL; /* an IPv6 host goes back in brackets */
+		snprintf(again, sizeof again, "redis://%s%s%s%s%s%s%s:%d/%d", u.user, u.password[0] ? ":" : "", u.password,
+			 u.user[0] || u.password[0] ? "@" : "", v6 ? "[" : "", u.host, v6 ? "]" : "", u.port, u.db);
 		st_remote_url v;
 		CHECK(st_remote_parse_url(again, &v, &err) == ST_OK);
 		CHECK(!strcmp(u.host, v.host) && u.port == v.port && u.db == v.db && !strcmp(u.password, v.password));

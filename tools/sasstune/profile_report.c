@@ -16,23 +16,31 @@ typedef struct rsum {
 	size_t nhot;
 } rsum;
 
-static const uint64_t *g_keys; /* for the qsort comparator only (set, sorted, cleared in sort_desc) */
+/* Sort context: counts per index, and for reasons their names (ties by name, so that the order
+ * does not follow the samples file's order of first mention); NULL names: ties by index. */
+typedef struct sort_ctx {
+	const uint64_t *keys;
+	const st_profile *names;
+} sort_ctx;
 
-static int by_key_desc(const void *a, const void *b)
+static int by_key_desc(const void *a, const void *b, void *ctx)
 {
-	uint64_t x = g_keys[*(const size_t *)a], y = g_keys[*(const size_t *)b];
-	if (x != y)
-		return x < y ? 1 : -1;
-	return *(const size_t *)a < *(const size_t *)b ? -1 : 1;
+	const sort_ctx *c = ctx;
+	size_t i = *(const size_t *)a, j = *(const size_t *)b;
+	if (c->keys[i] != c->keys[j])
+		return c->keys[i] < c->keys[j] ? 1 : -1;
+	if (c->names && i != j)
+		return strcmp(st_profile_reason(c->names, i), st_profile_reason(c->names, j));
+	return i < j ? -1 : i > j;
 }
 
-static void sort_desc(size_t *idx, size_t n, const uint64_t *keys)
+/* idx = 0..n-1, most first by keys; reasons (names != NULL) tie by name, instructions by index. */
+static void sort_desc(size_t *idx, size_t n, const uint64_t *keys, const st_profile *names)
 {
+	sort_ctx c = {keys, names};
 	for (size_t i = 0; i < n; i++)
 		idx[i] = i;
-	g_keys = keys;
-	qsort(idx, n, sizeof *idx, by_key_desc);
-	g_keys = NULL;
+	qsort_r(idx, n, sizeof *idx, by_key_desc, &c);
 }
 
 static int summarize(const st_profile *p, const st_sass_kernel *k, unsigned top, rsum *s, uint64_t **at)
@@ -54,8 +62,8 @@ static int summarize(const st_profile *p, const st_sass_kernel *k, unsigned top,
 			s->per_reason[r] += st_profile_at(p, fn, ins[i].offset, (long)r);
 	}
 	s->all = st_profile_function_total(p, fn, -1);
-	sort_desc(s->order, nr, s->per_reason);
-	sort_desc(s->hot, n, *at);
+	sort_desc(s->order, nr, s->per_reason, p);
+	sort_desc(s->hot, n, *at, NULL);
 	s->nhot = 0;
 	while (s->nhot < n && s->nhot < top && (*at)[s->hot[s->nhot]])
 		s->nhot++;
@@ -90,7 +98,7 @@ static void reasons_str(const st_profile *p, const char *fn, uint32_t off, char 
 	uint64_t cnt[ST_PROFILE_MAX_REASONS];
 	for (size_t r = 0; r < nr; r++)
 		cnt[r] = st_profile_at(p, fn, off, (long)r);
-	sort_desc(idx, nr, cnt);
+	sort_desc(idx, nr, cnt, p);
 	size_t used = 0;
 	buf[0] = 0;
 	for (size_t i = 0; i < nr && cnt[idx[i]] && used + 1 < n; i++) {
@@ -168,7 +176,7 @@ static cJSON *insn_json(const st_profile *p, const st_sass_insn *x, const char *
 	for (size_t r = 0; n && r < nr; r++)
 		cnt[r] = st_profile_at(p, fn, x->offset, (long)r);
 	if (n)
-		sort_desc(idx, nr, cnt);
+		sort_desc(idx, nr, cnt, p);
 	for (size_t i = 0; n && i < nr && cnt[idx[i]]; i++) /* most samples first */
 		cJSON_AddNumberToObject(st, st_profile_reason(p, idx[i]), (double)cnt[idx[i]]);
 	return j;
