@@ -68,6 +68,10 @@ typedef struct st_variants_opts {
 	const char *probe_dir;       /* remember each binary's version and knobs here, keyed by its real
 	                                path, size, mtime and inode (NULL: ask every binary every time,
 	                                two runs of ~100 ms each); the pass uses <cache dir>/ptxas-probes */
+	const char *const *controls; /* ptxas advanced-controls files: one more variant per (file, binary
+	                                whose --help lists --apply-controls), "--apply-controls=FILE";
+	                                a binary without it gets a rejected row (n_controls of them) */
+	size_t n_controls;
 } st_variants_opts;
 void st_variants_opts_init(st_variants_opts *o);
 

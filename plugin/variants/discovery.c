@@ -53,6 +53,7 @@ void st_vr_probe(st_vr_binary *b, double timeout_s, const char *memo_dir)
 	const char *h = r.out.data ? (const char *)r.out.data : "";
 	b->usage_level = strstr(h, "--register-usage-level") != NULL;
 	b->maxrreg = strstr(h, "--maxrregcount") != NULL;
+	b->controls = strstr(h, "--apply-controls") != NULL;
 	bool ok = !r.timed_out && r.spawned && WIFEXITED(r.wstatus) && WEXITSTATUS(r.wstatus) == 0;
 	st_buf_free(&r.out);
 	if (memo_dir && ok)

@@ -77,6 +77,29 @@ static st_status add_job(plan *p, const st_vr_binary *b, const char *extra, st_e
 	return ST_OK;
 }
 
+/* One advanced-controls file with binary b: "--apply-controls=FILE", labelled with the file's
+ * basename; a rejected row when b does not list the option or the path does not fit one word. */
+static st_status add_controls(plan *p, const st_vr_binary *b, const char *file, st_error *err)
+{
+	char opt[sizeof p->protos->options];
+	int n = snprintf(opt, sizeof opt, "--apply-controls=%s", file);
+	st_status rc = add_job(p, b, n > 0 && (size_t)n < sizeof opt ? opt : "--apply-controls=(long path)", err);
+	if (rc != ST_OK)
+		return rc;
+	st_variant *v = &p->protos[p->njobs - 1];
+	const char *base = strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
+	char shown[256];
+	snprintf(shown, sizeof shown, "--apply-controls=%.200s", base);
+	label(v, b, shown);
+	if (v->reason[0])
+		return ST_OK;
+	if (!b->controls)
+		snprintf(v->reason, sizeof v->reason, "ptxas %.60s does not know --apply-controls (13.3 on)", b->version);
+	else if (n < 0 || (size_t)n >= sizeof opt || strpbrk(file, " \t\n"))
+		snprintf(v->reason, sizeof v->reason, "controls path too long or with white space: %.200s", file);
+	return ST_OK;
+}
+
 /* The options to try with binary b (skip_plain: its plain compile is the stock cubin). */
 static st_status plan_binary(plan *p, const st_vr_binary *b, bool skip_plain, st_error *err)
 {
@@ -97,6 +120,8 @@ static st_status plan_binary(plan *p, const st_vr_binary *b, bool skip_plain, st
 		snprintf(opt, sizeof opt, "--maxrregcount %d", vals[i]);
 		rc = add_job(p, b, opt, err);
 	}
+	for (size_t i = 0; rc == ST_OK && i < p->o->n_controls && !strstr(p->base, "apply-controls"); i++)
+		rc = add_controls(p, b, p->o->controls[i], err);
 	return rc;
 }
 

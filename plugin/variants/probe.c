@@ -7,7 +7,7 @@
  *     <memo_dir>/<16 hex digits of FNV-1a 64 of the identity>
  *     line 1: the identity "realpath|size|mtime_s.mtime_ns|inode"
  *     line 2: the version ("13.5.37")
- *     line 3: "<usage_level 0|1> <maxrreg 0|1>"
+ *     line 3: "<usage_level 0|1> <maxrreg 0|1> <controls 0|1>" (a memo without the third is asked again)
  *
  * Invariant: an answer is used only when its first line equals the identity of the
  * file as it is now, so a replaced or rebuilt binary is asked again; a memo that
@@ -55,15 +55,16 @@ bool st_vr_memo_load(const char *memo_dir, st_vr_binary *b)
 	bool ok = false;
 	if (nl && (size_t)(nl - text) == strlen(id) && !memcmp(text, id, strlen(id))) {
 		char version[32];
-		int usage = -1, maxrreg = -1;
+		int usage = -1, maxrreg = -1, controls = -1;
 		char *end = memchr(nl + 1, '\n', size - (size_t)(nl + 1 - text));
 		if (end && end - (nl + 1) > 0 && end - (nl + 1) < (long)sizeof version) {
 			snprintf(version, sizeof version, "%.*s", (int)(end - (nl + 1)), nl + 1);
-			if (sscanf(end + 1, "%d %d", &usage, &maxrreg) == 2 && (usage == 0 || usage == 1) &&
-			    (maxrreg == 0 || maxrreg == 1)) {
+			if (sscanf(end + 1, "%d %d %d", &usage, &maxrreg, &controls) == 3 && (usage == 0 || usage == 1) &&
+			    (maxrreg == 0 || maxrreg == 1) && (controls == 0 || controls == 1)) {
 				snprintf(b->version, sizeof b->version, "%s", version);
 				b->usage_level = usage;
 				b->maxrreg = maxrreg;
+				b->controls = controls;
 				b->reason[0] = '\0';
 				ok = true;
 			}
@@ -81,7 +82,8 @@ void st_vr_memo_store(const char *memo_dir, const st_vr_binary *b)
 	if (mkdir(memo_dir, 0755) != 0 && errno != EEXIST)
 		return;
 	memo_path(memo_dir, id, path, sizeof path);
-	int n = snprintf(text, sizeof text, "%s\n%s\n%d %d\n", id, b->version, b->usage_level ? 1 : 0, b->maxrreg ? 1 : 0);
+	int n = snprintf(text, sizeof text, "%s\n%s\n%d %d %d\n", id, b->version, b->usage_level ? 1 : 0,
+			 b->maxrreg ? 1 : 0, b->controls ? 1 : 0);
 	if (n > 0 && (size_t)n < sizeof text)
 		(void)st_write_file_atomic(path, text, (size_t)n, NULL);
 }

@@ -62,6 +62,7 @@ typedef struct st_vr_binary {
 	char version[32]; /* "13.5.37", "unknown" */
 	bool usage_level; /* knows --register-usage-level */
 	bool maxrreg;     /* knows --maxrregcount */
+	bool controls;    /* knows --apply-controls (ptxas >= 13.3) */
 	char reason[256]; /* it could not be asked (then it yields one rejected variant) */
 } st_vr_binary;
 /* The binaries to try, stock first (when known), without repeats (same real path or the

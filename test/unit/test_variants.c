@@ -241,6 +241,76 @@ static void test_fake_ptxas(void **state)
 	free(stock);
 }
 
+/* --apply-controls files: one variant per (file, binary that lists the option), a rejected row
+ * for a binary without it or a path with white space; real ptxas 13.5 rejects a foreign file at
+ * compile time (a rejected row with its message). */
+static void test_controls(void **state)
+{
+	(void)state;
+	char *acf = fake("ptxas-acf"), *copy = fake("ptxas-copy"), *stock = st_test_fixture("triton-sm90/add_f32_1M/sm_90.cubin"),
+	     *alt = alt_cubin();
+	char file[] = "/tmp/st-variants-acf-XXXXXX";
+	int fd = mkstemp(file);
+	assert_true(fd >= 0 && write(fd, "not an acf\n", 11) == 11);
+	close(fd);
+	setenv("FAKE_CUBIN", stock, 1);
+	setenv("FAKE_CUBIN_ALT", alt, 1);
+	const char *bins[] = {acf, copy}, *files[] = {file, "/tmp/with space.acf"};
+	st_variants_opts o;
+	st_variants_opts_init(&o);
+	o.discover = false;
+	o.ptxas = bins;
+	o.n_ptxas = 2;
+	o.controls = files;
+	o.n_controls = 1;
+	o.jobs = 2;
+	st_variants *v = compile("add_f32_1M", "add_f32_1M", &o);
+	const char *base = strrchr(file, '/') + 1;
+	char lab[256], opt[256];
+	snprintf(lab, sizeof lab, "90.0.5 --apply-controls=%s", base);
+	snprintf(opt, sizeof opt, "--apply-controls=%s", file);
+	const st_variant *c = find(v, lab);
+	assert_string_equal(c->options, opt);
+	assert_true(c->compiled);
+	assert_int_equal(c->duplicate_of, -1); /* the fake gave other code for it */
+	assert_string_equal(c->reason, "");
+	assert_int_equal(find(v, "90.0.5")->duplicate_of, 0);
+	snprintf(lab, sizeof lab, "90.0.1 --apply-controls=%s", base);
+	assert_false(find(v, lab)->compiled);
+	assert_string_equal(find(v, lab)->reason, "ptxas 90.0.1 does not know --apply-controls (13.3 on)");
+	assert_int_equal(st_variants_count(v), 1 + 2 + 4); /* stock; 90.0.5: 2; 90.0.1: plain, ul 0/10, acf */
+	st_variants_free(v);
+	o.controls = files + 1;
+	o.n_ptxas = 1;
+	v = compile("add_f32_1M", "add_f32_1M", &o);
+	assert_string_equal(find(v, "90.0.5 --apply-controls=with space.acf")->reason,
+			    "controls path too long or with white space: /tmp/with space.acf");
+	st_variants_free(v);
+
+	const char *p135 = "/tmp/nvcc/x/nvidia/cu13/bin/ptxas";
+	char *ptxas = triton_ptxas();
+	bins[0] = p135;
+	o.stock_ptxas = ptxas;
+	o.controls = files;
+	o.n_ptxas = access(p135, X_OK) == 0;
+	v = compile("add_f32_1M", "add_f32_1M", &o);
+	snprintf(lab, sizeof lab, "12.8.93 --apply-controls=%s", base);
+	assert_string_equal(find(v, lab)->reason, "ptxas 12.8.93 does not know --apply-controls (13.3 on)");
+	snprintf(lab, sizeof lab, "13.5.37 --apply-controls=%s", base);
+	if (o.n_ptxas) {
+		assert_false(find(v, lab)->compiled);
+		assert_non_null(strstr(find(v, lab)->reason, "Payload is not valid"));
+	}
+	st_variants_free(v);
+	unlink(file);
+	unlink(alt);
+	free(alt);
+	free(ptxas);
+	free(acf);
+	free(copy);
+	free(stock);
+}
+
 /* Next to a Triton ptxas: its ptxas-blackwell and the nvidia-cuda-nvcc wheel's ptxas. */
 static void test_discovery(void **state)
 {
@@ -313,6 +383,14 @@ static void test_probe_memo(void **state)
 	assert_int_equal(system(cmd), 0);
 	st_vr_probe(&b, 5, memo);
 	assert_string_equal(b.version, "90.0.1");
+	/* a memo of the older format (two knobs, no --apply-controls): asked again */
+	snprintf(cmd, sizeof cmd, "for f in '%s'/*; do sed -i -e '2s/.*/77.7.7/' -e '3s/.*/1 1/' \"$f\"; done", memo);
+	assert_int_equal(system(cmd), 0);
+	memset(&b, 0, sizeof b);
+	snprintf(b.path, sizeof b.path, "%s", bin);
+	st_vr_probe(&b, 5, memo);
+	assert_string_equal(b.version, "90.0.1");
+	assert_false(b.controls);
 	/* garbage in the memo: asked again */
 	snprintf(cmd, sizeof cmd, "for f in '%s'/*; do echo junk > \"$f\"; done", memo);
 	assert_int_equal(system(cmd), 0);
@@ -452,6 +530,7 @@ int main(void)
 		cmocka_unit_test(test_real_ptxas),
 		cmocka_unit_test(test_ptx_mismatch),
 		cmocka_unit_test(test_fake_ptxas),
+		cmocka_unit_test(test_controls),
 		cmocka_unit_test(test_discovery),
 		cmocka_unit_test(test_probe_memo),
 		cmocka_unit_test(test_measure_mock),

@@ -15,7 +15,7 @@ static void usage(FILE *out)
 		"                     [--hidden H] [--wide] [--no-ctrl] [--families L] [--set NAME=VALUE]... -o OUT\n"
 		"                     [--schedule-out S.json] [--json] [--quiet] [--log-evals F.jsonl]\n"
 		"                     [--aim auto|FILE|off]\n"
-		"                     [--variants --ptx PTX [--ptxas P]...]\n"
+		"                     [--variants --ptx PTX [--ptxas P]... [--controls F]...]\n"
 		"       sasstune tune --captures DIR [--budget T] [--total-budget T] [--cache-dir D]\n"
 		"                     (tune what SASSTUNE_MODE=capture recorded: sasstune tune --captures x --help)\n\n"
 		"Search a faster schedule (instruction order and control codes) for one kernel of CUBIN and\n"
@@ -64,7 +64,8 @@ static void usage(FILE *out)
 		"  --variants      first compile --ptx PTX (CUBIN's source) with other ptxas binaries and\n"
 		"                  options, verify and time each against CUBIN (sasstune variants, docs/variants.md;\n"
 		"                  needs --launch and a GPU to pick one) and tune the confirmed winner, else CUBIN;\n"
-		"                  the summary names the variant (JSON \"variant\").  --ptxas P adds a binary\n"
+		"                  the summary names the variant (JSON \"variant\").  --ptxas P adds a binary,\n"
+		"                  --controls F a ptxas advanced-controls file (--apply-controls=F)\n"
 		"  --quiet         no progress line on stderr\n"
 		"  -h, --help\n\n"
 		"exit status: 0 written (tuned or the original), 1 failure (bad input, no GPU), 2 usage error\n",
@@ -246,7 +247,8 @@ int st_cmd_tune(int argc, char **argv)
 		ST_OPT_STR("--policy", &policy_path), ST_OPT_STR("-o", &out), ST_OPT_STR("--schedule-out", &sched_out),
 		ST_OPT_FN("--set", set_opt, &o.search), ST_OPT_FN("--hidden", st_tcli_hidden_opt, &o.hidden),
 		ST_OPT_FLAG("--variants", &variants), ST_OPT_STR("--ptx", &vc.ptx_path),
-		ST_OPT_FN("--ptxas", st_vcli_ptxas_opt, &vc), ST_OPT_STR("--log-evals", &log_path),
+		ST_OPT_FN("--ptxas", st_vcli_ptxas_opt, &vc), ST_OPT_FN("--controls", st_vcli_controls_opt, &vc),
+		ST_OPT_STR("--log-evals", &log_path),
 		ST_OPT_STR("--aim", &o.aim), ST_OPT_FN("--aim-strength", aim_strength_opt, &o.aim_strength), ST_OPT_END,
 	};
 	const st_cli_need need[] = {{&path, "CUBIN"}, {&out, "-o OUT"}, {0}};

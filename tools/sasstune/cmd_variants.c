@@ -11,17 +11,18 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: sasstune variants PTX [--launch L.json] [--cubin STOCK] [--ptxas P]... [--stock-ptxas P]\n"
-		"                         [--options \"...\"] [--kernel K] [--no-discover] [--jobs N] [--timeout S]\n"
-		"                         [--pairs N] [-o OUT] [--json] [--quiet]\n\n"
+		"                         [--controls F]... [--options \"...\"] [--kernel K] [--no-discover]\n"
+		"                         [--jobs N] [--timeout S] [--pairs N] [-o OUT] [--json] [--quiet]\n\n"
 		"Compile PTX with other ptxas binaries and options (no extra options, --register-usage-level 0\n"
 		"and 10 where the binary knows it, up to two --maxrregcount values below the stock register\n"
-		"count that keep the blocks per SM), in parallel, each under a time limit.  A ptxas that\n"
-		"crashes, hangs or prints errors, a variant with the same code as an earlier one, and every\n"
-		"variant when the stock ptxas does not reproduce the stock kernel's code (\"PTX does not match\n"
-		"the cubin\") are rejected rows with their reason.  With --launch and a GPU each remaining\n"
-		"variant is verified bit for bit against stock and timed in interleaved pairs; the fastest\n"
-		"is confirmed with >= 200 pairs (95 %% interval of stock/variant above 1.005).  Without a GPU\n"
-		"the table holds the CPU columns and says that the GPU steps were skipped.\n\n"
+		"count that keep the blocks per SM, --apply-controls=F per --controls F), in parallel, each\n"
+		"under a time limit.  A ptxas that crashes, hangs or prints errors, a variant with the same\n"
+		"code as an earlier one, and every variant when the stock ptxas does not reproduce the stock\n"
+		"kernel's code (\"PTX does not match the cubin\") are rejected rows with their reason.  With\n"
+		"--launch and a GPU each remaining variant is verified bit for bit against stock and timed in\n"
+		"interleaved pairs; the fastest is confirmed with >= 200 pairs (95 %% interval of\n"
+		"stock/variant above 1.005).  Without a GPU the table holds the CPU columns and says that the\n"
+		"GPU steps were skipped.\n\n"
 		"options:\n"
 		"  --launch L      launch spec (docs/runtime.md); without it the GPU steps are skipped\n"
 		"  --cubin STOCK   the stock cubin (default: PTX through the stock ptxas)\n"
@@ -45,7 +46,8 @@ int st_cmd_variants(int argc, char **argv)
 		ST_OPT_FLAG("--json", &json), ST_OPT_FLAG("--quiet", &c.quiet), ST_OPT_FLAG("--no-discover", &c.no_discover),
 		ST_OPT_STR("--launch", &launch_path), ST_OPT_STR("--cubin", &cubin_path), ST_OPT_STR("--kernel", &kernel),
 		ST_OPT_STR("-o", &out_path),
-		ST_OPT_FN("--ptxas", st_vcli_ptxas_opt, &c), ST_OPT_STR("--stock-ptxas", &c.stock_ptxas),
+		ST_OPT_FN("--ptxas", st_vcli_ptxas_opt, &c), ST_OPT_FN("--controls", st_vcli_controls_opt, &c),
+		ST_OPT_STR("--stock-ptxas", &c.stock_ptxas),
 		ST_OPT_STR("--options", &c.options), ST_OPT_FN("--jobs", st_vcli_count_opt, &c.jobs),
 		ST_OPT_FN("--pairs", st_vcli_count_opt, &c.pairs), ST_OPT_FN("--timeout", st_vcli_seconds_opt, &c.timeout_s),
 		ST_OPT_END,

@@ -13,6 +13,9 @@ const char st_vcli_options_help[] =
 	"                  through $TRITON_PTXAS_PATH or python3; 'none': unknown, no PTX check)\n"
 	"  --options \"O\"   the options that made the stock cubin (default \"-lineinfo\"; a --gpu-name\n"
 	"                  is added when they name none: sm_90a for an sm_90 cubin)\n"
+	"  --controls F    a ptxas advanced-controls file (e.g. from CompileIQ; repeatable): one more\n"
+	"                  variant, --apply-controls=F, per binary whose --help lists it (ptxas >= 13.3;\n"
+	"                  others get a rejected row; 13.4/13.5 reject 13.3's files: a rejected row)\n"
 	"  --no-discover   only --stock-ptxas and --ptxas, not $SASSTUNE_PTXAS nor the binaries next\n"
 	"                  to Triton's (ptxas-blackwell, the nvidia-cuda-nvcc wheel's ptxas)\n"
 	"  --jobs N        parallel ptxas runs (default: the CPUs)\n"
@@ -27,6 +30,23 @@ int st_vcli_ptxas_opt(const char *cmd, const char *v, void *dst)
 		return 1;
 	}
 	c->ptxas[c->n_ptxas++] = v;
+	return 0;
+}
+
+int st_vcli_controls_opt(const char *cmd, const char *v, void *dst)
+{
+	st_vcli *c = dst;
+	if (c->n_controls == ST_VCLI_MAX_PTXAS) {
+		st_cli_error(cmd, "--controls: at most %d files", ST_VCLI_MAX_PTXAS);
+		return 1;
+	}
+	FILE *f = *v ? fopen(v, "rb") : NULL;
+	if (!f) {
+		st_cli_error(cmd, "--controls: %s: %s", *v ? v : "''", *v ? strerror(errno) : "empty path");
+		return 1;
+	}
+	fclose(f);
+	c->controls[c->n_controls++] = v;
 	return 0;
 }
 
@@ -92,6 +112,8 @@ int st_vcli_stage(const char *cmd, const st_vcli *c, const uint8_t *stock, size_
 	st_variants_opts_init(&o);
 	o.ptxas = c->ptxas;
 	o.n_ptxas = c->n_ptxas;
+	o.controls = c->controls;
+	o.n_controls = c->n_controls;
 	o.discover = !c->no_discover;
 	o.stock_ptxas = c->stock_ptxas ? (strcmp(c->stock_ptxas, "none") ? c->stock_ptxas : NULL) : triton_ptxas(tbuf, sizeof tbuf);
 	if (!o.stock_ptxas && !stock && c->n_ptxas)

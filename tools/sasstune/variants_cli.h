@@ -17,6 +17,8 @@ typedef struct st_vcli {
 	const char *options;      /* --options: the base options (default "-lineinfo") */
 	const char *ptxas[ST_VCLI_MAX_PTXAS];
 	size_t n_ptxas;
+	const char *controls[ST_VCLI_MAX_PTXAS]; /* --controls: ptxas advanced-controls files */
+	size_t n_controls;
 	int no_discover, quiet;
 	unsigned jobs, pairs;
 	double timeout_s;
@@ -25,6 +27,9 @@ typedef struct st_vcli {
 /* Option values (st_cli_opt fns): --ptxas (repeatable; dst is the st_vcli), --jobs/--pairs
  * (an unsigned >= 1), --timeout (seconds > 0, a double). */
 int st_vcli_ptxas_opt(const char *cmd, const char *v, void *dst);
+/* --controls FILE (repeatable; dst is the st_vcli): a file that cannot be opened for reading is
+ * a usage error. */
+int st_vcli_controls_opt(const char *cmd, const char *v, void *dst);
 int st_vcli_count_opt(const char *cmd, const char *v, void *dst);
 int st_vcli_seconds_opt(const char *cmd, const char *v, void *dst);
 
