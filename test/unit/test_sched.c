@@ -48,17 +48,6 @@ static st_cubin *open_fx(const char *rel)
 	return c;
 }
 
-static st_cubin *copy_of(const st_cubin *c)
-{
-	size_t size;
-	const uint8_t *d = st_cubin_data(c, &size);
-	st_cubin *x = NULL;
-	st_error err = {0};
-	if (st_cubin_open_mem(d, size, "copy", &x, &err))
-		fail_msg("copy: %s", err.msg);
-	return x;
-}
-
 static st_sass_opts opts_for(const char *sass_rel, char **path)
 {
 	st_sass_opts o = {0};
@@ -91,13 +80,6 @@ static void print_report(void *ctx, const char *kernel, uint32_t offset, const c
 	print_message("  %s 0x%04x: %s\n", kernel, offset, msg);
 }
 
-static bool same_bytes(const st_cubin *a, const st_cubin *b)
-{
-	size_t sa, sb;
-	const uint8_t *da = st_cubin_data(a, &sa), *db = st_cubin_data(b, &sb);
-	return sa == sb && !memcmp(da, db, sa);
-}
-
 /* A walk of `steps` random legal moves; then: the checker accepts the result, the schedule replays
  * (checked and raw) to the same bytes, and undoing everything restores the original state. */
 static void walk_one(const st_cubin *orig, const char *name, const st_sass_opts *o, unsigned flags, unsigned steps)
@@ -120,7 +102,7 @@ static void walk_one(const st_cubin *orig, const char *name, const st_sass_opts 
 			fail_msg("%s: a listed move was refused: %s", name, err.msg);
 	}
 	size_t ki = st_cubin_find_kernel(orig, name);
-	st_cubin *work = copy_of(orig);
+	st_cubin *work = st_test_cubin_copy(orig);
 	if (st_sched_to_cubin(s, work, ki, &err))
 		fail_msg("%s: to_cubin: %s", name, err.msg);
 	size_t bad = 0;
@@ -141,12 +123,12 @@ static void walk_one(const st_cubin *orig, const char *name, const st_sass_opts 
 		st_cubin *re = NULL;
 		if (st_sched_rewrite(orig, back, o, &re, &err))
 			fail_msg("%s: checked replay refused: %s", name, err.msg);
-		assert_true(same_bytes(re, work));
+		assert_true(st_test_same_bytes(re, work));
 		st_cubin_free(re);
-		st_cubin *raw = copy_of(orig);
+		st_cubin *raw = st_test_cubin_copy(orig);
 		if (st_schedule_apply(back, raw, &err))
 			fail_msg("%s: raw apply: %s", name, err.msg);
-		assert_true(same_bytes(raw, work));
+		assert_true(st_test_same_bytes(raw, work));
 		st_cubin_free(raw);
 	}
 	st_schedule_free(back);
@@ -160,9 +142,9 @@ static void walk_one(const st_cubin *orig, const char *name, const st_sass_opts 
 		st_move mv = st_sched_move(s, i);
 		assert_true(mv.kind == first[i].kind && mv.slot == first[i].slot && mv.arg == first[i].arg);
 	}
-	st_cubin *again = copy_of(orig);
+	st_cubin *again = st_test_cubin_copy(orig);
 	assert_int_equal(st_sched_to_cubin(s, again, ki, &err), ST_OK);
-	assert_true(same_bytes(again, orig));
+	assert_true(st_test_same_bytes(again, orig));
 	st_cubin_free(again);
 	st_cubin_free(work);
 	free(first);

@@ -12,20 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const fx_names[] = {
-	"add_f32_1M", "attn_fwd_f16_bh4_n1024_d64_b128x64", "layernorm_f16_1024x1024",
-	"matmul_f16_1024x1024x1024_b128x128x64_w4s4", "matmul_f16_2048x2048x2048_b128x256x64_w8s3",
-	"matmul_f16_512x512x2048_b64x64x32_w4s3_leakyrelu", "softmax_f32_1024x1024", NULL,
-};
-
-typedef struct ctx {
-	st_cubin *c;
-	st_sass_kernel *k;
-	st_sass_opts o;
-	char *listing;
-	const char *name;
-} ctx;
-
 static uint64_t rng_state = 0x2545f4914f6cdd1dull;
 static uint64_t rnd(void)
 {
@@ -33,59 +19,6 @@ static uint64_t rnd(void)
 	rng_state ^= rng_state >> 7;
 	rng_state ^= rng_state << 17;
 	return rng_state;
-}
-
-static void open_ctx(ctx *x, const char *dir, const char *fixture)
-{
-	char rel[512];
-	size_t size;
-	st_error err = {0};
-	memset(x, 0, sizeof *x);
-	snprintf(rel, sizeof rel, "%s/%s/sm_90.cubin", dir, fixture);
-	uint8_t *bytes = st_test_read(rel, &size);
-	if (st_cubin_open_mem(bytes, size, rel, &x->c, &err))
-		fail_msg("%s: %s", rel, err.msg);
-	free(bytes);
-	snprintf(rel, sizeof rel, "%s/%s/sm_90.sass", dir, fixture);
-	x->listing = st_test_fixture(rel);
-	x->o.listing = x->listing;
-	x->name = st_cubin_kernel(x->c, 0)->name;
-	if (st_sass_decode(x->c, x->name, &x->o, &x->k, &err))
-		fail_msg("%s: %s", fixture, err.msg);
-}
-
-static void close_ctx(ctx *x)
-{
-	st_sass_free(x->k);
-	st_cubin_free(x->c);
-	free(x->listing);
-}
-
-static st_sched *state(ctx *x, unsigned flags)
-{
-	st_sched *s = NULL;
-	st_error err = {0};
-	if (st_sched_new(x->k, x->c, flags, &s, &err))
-		fail_msg("%s: %s", x->name, err.msg);
-	return s;
-}
-
-static st_cubin *copy_of(const st_cubin *c)
-{
-	size_t size;
-	const uint8_t *d = st_cubin_data(c, &size);
-	st_cubin *x = NULL;
-	st_error err = {0};
-	if (st_cubin_open_mem(d, size, "copy", &x, &err))
-		fail_msg("copy: %s", err.msg);
-	return x;
-}
-
-static int same_bytes(const st_cubin *a, const st_cubin *b)
-{
-	size_t sa, sb;
-	const uint8_t *da = st_cubin_data(a, &sa), *db = st_cubin_data(b, &sb);
-	return sa == sb && !memcmp(da, db, sa);
 }
 
 static void report(void *p, const char *kernel, uint32_t offset, const char *msg)
@@ -96,10 +29,10 @@ static void report(void *p, const char *kernel, uint32_t offset, const char *msg
 
 /* A walk of random legal moves (hoists among them): the checker accepts the result, the schedule
  * replays (checked, raw) to the same bytes, reset restores the original move list. */
-static unsigned walk(ctx *x, unsigned flags, unsigned steps)
+static unsigned walk(st_test_kernel *x, unsigned flags, unsigned steps)
 {
 	st_error err = {0};
-	st_sched *s = state(x, flags);
+	st_sched *s = st_test_sched_new(x, flags);
 	size_t n0 = st_sched_move_count(s);
 	unsigned hoists = 0;
 	for (unsigned t = 0; t < steps && st_sched_move_count(s); t++) {
@@ -109,7 +42,7 @@ static unsigned walk(ctx *x, unsigned flags, unsigned steps)
 			fail_msg("%s: a listed move was refused: %s", x->name, err.msg);
 	}
 	assert_true(st_sched_depth(s) <= steps);
-	st_cubin *work = copy_of(x->c), *re = NULL, *raw = copy_of(x->c);
+	st_cubin *work = st_test_cubin_copy(x->c), *re = NULL, *raw = st_test_cubin_copy(x->c);
 	assert_int_equal(st_sched_to_cubin(s, work, 0, &err), ST_OK);
 	size_t bad = 0;
 	if (st_check_kernel(x->c, work, x->name, &x->o, report, NULL, &bad, &err) || bad)
@@ -120,9 +53,9 @@ static unsigned walk(ctx *x, unsigned flags, unsigned steps)
 	if (st_sched_depth(s)) {
 		if (st_sched_rewrite(x->c, sch, &x->o, &re, &err))
 			fail_msg("%s: checked replay refused: %s", x->name, err.msg);
-		assert_true(same_bytes(re, work));
+		assert_true(st_test_same_bytes(re, work));
 		assert_int_equal(st_schedule_apply(sch, raw, &err), ST_OK);
-		assert_true(same_bytes(raw, work));
+		assert_true(st_test_same_bytes(raw, work));
 	}
 	st_sched_reset(s);
 	assert_int_equal(st_sched_depth(s), 0);
@@ -139,14 +72,14 @@ static void test_hoist_walks_pass_check(void **state_)
 {
 	(void)state_;
 	unsigned hoists = 0;
-	for (const char *const *f = fx_names; *f; f++)
+	for (const char *const *f = st_test_triton_fixtures; *f; f++)
 		for (int d = 0; d < 2; d++) {
-			ctx x;
-			open_ctx(&x, d ? "triton-sm90-ptxas13.5" : "triton-sm90", *f);
+			st_test_kernel x;
+			st_test_kernel_open(&x, d ? "triton-sm90-ptxas13.5" : "triton-sm90", *f);
 			hoists += walk(&x, ST_SCHED_HOIST, 40);
 			hoists += walk(&x, ST_SCHED_HOIST | ST_SCHED_WIDE, 40);
 			hoists += walk(&x, ST_SCHED_HOIST | ST_SCHED_WIDE | ST_SCHED_NO_CTRL, 40);
-			close_ctx(&x);
+			st_test_kernel_close(&x);
 		}
 	assert_true(hoists > 100);
 }
@@ -156,10 +89,10 @@ static void test_hoist_walks_pass_check(void **state_)
 static void test_hoist_is_its_swaps(void **state_)
 {
 	(void)state_;
-	ctx x;
+	st_test_kernel x;
 	st_error err = {0};
-	open_ctx(&x, "triton-sm90", "matmul_f16_512x512x2048_b64x64x32_w4s3_leakyrelu");
-	st_sched *h = state(&x, ST_SCHED_HOIST | ST_SCHED_WIDE), *w = state(&x, ST_SCHED_HOIST | ST_SCHED_WIDE);
+	st_test_kernel_open(&x, "triton-sm90", "matmul_f16_512x512x2048_b64x64x32_w4s3_leakyrelu");
+	st_sched *h = st_test_sched_new(&x, ST_SCHED_HOIST | ST_SCHED_WIDE), *w = st_test_sched_new(&x, ST_SCHED_HOIST | ST_SCHED_WIDE);
 	size_t n = st_sched_count(h), tried = 0, far = 0;
 	for (size_t i = 0; i < st_sched_move_count(h) && tried < 200; i++) {
 		st_move mv = st_sched_move(h, i);
@@ -202,7 +135,7 @@ static void test_hoist_is_its_swaps(void **state_)
 	assert_true(far > 0);
 	st_sched_free(h);
 	st_sched_free(w);
-	close_ctx(&x);
+	st_test_kernel_close(&x);
 }
 
 /* After every move, the cached bits (hoist variants included) equal a fresh evaluation. */
@@ -211,10 +144,10 @@ static void test_hoist_cache_is_exact(void **state_)
 	(void)state_;
 	static const char *const pick[] = {"softmax_f32_1024x1024", "layernorm_f16_1024x1024"};
 	for (size_t p = 0; p < 2; p++) {
-		ctx x;
+		st_test_kernel x;
 		st_error err = {0};
-		open_ctx(&x, "triton-sm90", pick[p]);
-		st_sched *s = state(&x, ST_SCHED_HOIST | ST_SCHED_WIDE);
+		st_test_kernel_open(&x, "triton-sm90", pick[p]);
+		st_sched *s = st_test_sched_new(&x, ST_SCHED_HOIST | ST_SCHED_WIDE);
 		for (unsigned t = 0; t < 25 && st_sched_move_count(s); t++) {
 			st_move mv = st_sched_move(s, (size_t)(rnd() % st_sched_move_count(s)));
 			assert_int_equal(st_sched_apply(s, mv, &err), ST_OK);
@@ -245,7 +178,7 @@ static void test_hoist_cache_is_exact(void **state_)
 			assert_int_equal(count, st_sched_move_count(s));
 		}
 		st_sched_free(s);
-		close_ctx(&x);
+		st_test_kernel_close(&x);
 	}
 }
 
@@ -255,9 +188,9 @@ static void test_hoist_cache_is_exact(void **state_)
 static void test_hoist_refusal_names_the_stop(void **state_)
 {
 	(void)state_;
-	ctx x;
-	open_ctx(&x, "triton-sm90", "softmax_f32_1024x1024");
-	st_sched *s = state(&x, ST_SCHED_HOIST | ST_SCHED_WIDE);
+	st_test_kernel x;
+	st_test_kernel_open(&x, "triton-sm90", "softmax_f32_1024x1024");
+	st_sched *s = st_test_sched_new(&x, ST_SCHED_HOIST | ST_SCHED_WIDE);
 	unsigned found0 = 0, found1 = 0;
 	for (uint32_t j = 1; j < st_sched_count(s); j++) {
 		st_move h = {ST_MOVE_HOIST, 0, j, {0}}; /* up 2 */
@@ -286,16 +219,16 @@ static void test_hoist_refusal_names_the_stop(void **state_)
 	}
 	assert_true(found0 > 0 && found1 > 0);
 	st_sched_free(s);
-	close_ctx(&x);
+	st_test_kernel_close(&x);
 }
 
 /* Off unless asked: no hoist is listed without ST_SCHED_HOIST, and one is refused. */
 static void test_hoist_off_by_default(void **state_)
 {
 	(void)state_;
-	ctx x;
-	open_ctx(&x, "triton-sm90", "layernorm_f16_1024x1024");
-	st_sched *s = state(&x, ST_SCHED_WIDE), *h = state(&x, ST_SCHED_WIDE | ST_SCHED_HOIST);
+	st_test_kernel x;
+	st_test_kernel_open(&x, "triton-sm90", "layernorm_f16_1024x1024");
+	st_sched *s = st_test_sched_new(&x, ST_SCHED_WIDE), *h = st_test_sched_new(&x, ST_SCHED_WIDE | ST_SCHED_HOIST);
 	for (size_t i = 0; i < st_sched_move_count(s); i++)
 		assert_int_not_equal(st_sched_move(s, i).kind, ST_MOVE_HOIST);
 	size_t nh = 0;
@@ -317,16 +250,16 @@ static void test_hoist_off_by_default(void **state_)
 	assert_int_equal(st_sched_check(h, bad, NULL), ST_EINVAL);
 	st_sched_free(s);
 	st_sched_free(h);
-	close_ctx(&x);
+	st_test_kernel_close(&x);
 }
 
 /* The search features of a hoist are in range and mark it as a move of an instruction. */
 static void test_hoist_features(void **state_)
 {
 	(void)state_;
-	ctx x;
-	open_ctx(&x, "triton-sm90", "softmax_f32_1024x1024");
-	st_sched *s = state(&x, ST_SCHED_WIDE | ST_SCHED_HOIST);
+	st_test_kernel x;
+	st_test_kernel_open(&x, "triton-sm90", "softmax_f32_1024x1024");
+	st_sched *s = st_test_sched_new(&x, ST_SCHED_WIDE | ST_SCHED_HOIST);
 	st_error err = {0};
 	size_t nh = 0;
 	for (size_t i = 0; i < st_sched_move_count(s); i++) {
@@ -342,7 +275,7 @@ static void test_hoist_features(void **state_)
 	}
 	assert_true(nh > 0);
 	st_sched_free(s);
-	close_ctx(&x);
+	st_test_kernel_close(&x);
 }
 
 /* Rule 4, found on hoist walks: a write-scoreboard producer (LDC R56, W1, at 0x29f0 of matmul
@@ -352,9 +285,9 @@ static void test_hoist_features(void **state_)
 static void test_late_reader_keeps_its_protector(void **state_)
 {
 	(void)state_;
-	ctx x;
-	open_ctx(&x, "triton-sm90", "matmul_f16_2048x2048x2048_b128x256x64_w8s3");
-	st_sched *s = state(&x, ST_SCHED_WIDE | ST_SCHED_HOIST);
+	st_test_kernel x;
+	st_test_kernel_open(&x, "triton-sm90", "matmul_f16_2048x2048x2048_b128x256x64_w8s3");
+	st_sched *s = st_test_sched_new(&x, ST_SCHED_WIDE | ST_SCHED_HOIST);
 	const st_sass_insn *in = st_sass_insns(x.k);
 	uint32_t sts = 0x29b0 / 16, ldc = 0x29f0 / 16;
 	assert_string_equal(in[sts].opcode, "STS.128");
@@ -372,7 +305,7 @@ static void test_late_reader_keeps_its_protector(void **state_)
 			assert_true(sc_hoist_dist(a, reach) < ldc - sts);
 	}
 	st_sched_free(s);
-	close_ctx(&x);
+	st_test_kernel_close(&x);
 }
 
 static void test_families(void **state_)

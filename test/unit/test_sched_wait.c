@@ -14,73 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const fx_names[] = {
-	"add_f32_1M", "attn_fwd_f16_bh4_n1024_d64_b128x64", "layernorm_f16_1024x1024",
-	"matmul_f16_1024x1024x1024_b128x128x64_w4s4", "matmul_f16_2048x2048x2048_b128x256x64_w8s3",
-	"matmul_f16_512x512x2048_b64x64x32_w4s3_leakyrelu", "softmax_f32_1024x1024", NULL,
-};
-
-typedef struct ctx {
-	st_cubin *c;
-	st_sass_kernel *k;
-	st_sass_opts o;
-	char *listing;
-	const char *name;
-} ctx;
-
-static void open_ctx(ctx *x, const char *dir, const char *fixture)
-{
-	char rel[512];
-	size_t size;
-	st_error err = {0};
-	memset(x, 0, sizeof *x);
-	snprintf(rel, sizeof rel, "%s/%s/sm_90.cubin", dir, fixture);
-	uint8_t *bytes = st_test_read(rel, &size);
-	if (st_cubin_open_mem(bytes, size, rel, &x->c, &err))
-		fail_msg("%s: %s", rel, err.msg);
-	free(bytes);
-	snprintf(rel, sizeof rel, "%s/%s/sm_90.sass", dir, fixture);
-	x->listing = st_test_fixture(rel);
-	x->o.listing = x->listing;
-	x->name = st_cubin_kernel(x->c, 0)->name;
-	if (st_sass_decode(x->c, x->name, &x->o, &x->k, &err))
-		fail_msg("%s: %s", fixture, err.msg);
-}
-
-static void close_ctx(ctx *x)
-{
-	st_sass_free(x->k);
-	st_cubin_free(x->c);
-	free(x->listing);
-}
-
-static st_sched *state(ctx *x, unsigned flags)
-{
-	st_sched *s = NULL;
-	st_error err = {0};
-	if (st_sched_new(x->k, x->c, flags, &s, &err))
-		fail_msg("%s: %s", x->name, err.msg);
-	return s;
-}
-
-static st_cubin *copy_of(const st_cubin *c)
-{
-	size_t size;
-	const uint8_t *d = st_cubin_data(c, &size);
-	st_cubin *x = NULL;
-	st_error err = {0};
-	if (st_cubin_open_mem(d, size, "copy", &x, &err))
-		fail_msg("copy: %s", err.msg);
-	return x;
-}
-
-static int same_bytes(const st_cubin *a, const st_cubin *b)
-{
-	size_t sa, sb;
-	const uint8_t *da = st_cubin_data(a, &sa), *db = st_cubin_data(b, &sb);
-	return sa == sb && !memcmp(da, db, sa);
-}
-
 
 
 static uint64_t walk_rng = 0x853c49e6748fea9bull;
@@ -120,10 +53,10 @@ static int shares_reg(const st_sass_insn *p, const st_sass_insn *q)
 static void test_wait_refused_in_original(void **state_)
 {
 	(void)state_;
-	for (const char *const *f = fx_names; *f; f++) {
-		ctx x;
-		open_ctx(&x, "triton-sm90", *f);
-		st_sched *s = state(&x, ST_SCHED_WIDE | ST_SCHED_WAIT);
+	for (const char *const *f = st_test_triton_fixtures; *f; f++) {
+		st_test_kernel x;
+		st_test_kernel_open(&x, "triton-sm90", *f);
+		st_sched *s = st_test_sched_new(&x, ST_SCHED_WIDE | ST_SCHED_WAIT);
 		size_t refused = 0;
 		for (size_t i = 0; i < st_sched_move_count(s); i++)
 			assert_int_not_equal(st_sched_move(s, i).kind, ST_MOVE_WAIT);
@@ -141,11 +74,11 @@ static void test_wait_refused_in_original(void **state_)
 			}
 		assert_true(refused > 0);
 		st_sched_free(s);
-		close_ctx(&x);
+		st_test_kernel_close(&x);
 	}
 }
 
-static size_t check_count(ctx *x, const st_cubin *t, const char *want)
+static size_t check_count(st_test_kernel *x, const st_cubin *t, const char *want)
 {
 	st_error err = {0};
 	size_t bad = 0;
@@ -161,10 +94,10 @@ static size_t check_count(ctx *x, const st_cubin *t, const char *want)
 static void test_checker_catches_moved_waits(void **state_)
 {
 	(void)state_;
-	ctx x;
+	st_test_kernel x;
 	st_error err = {0};
-	open_ctx(&x, "triton-sm90", "layernorm_f16_1024x1024");
-	st_sched *s = state(&x, ST_SCHED_WIDE | ST_SCHED_WAIT);
+	st_test_kernel_open(&x, "triton-sm90", "layernorm_f16_1024x1024");
+	st_sched *s = st_test_sched_new(&x, ST_SCHED_WIDE | ST_SCHED_WAIT);
 	const st_sass_insn *in = st_sass_insns(x.k);
 	size_t moved = 0, dropped = 0;
 	for (uint32_t j = 0; j + 1 < st_sched_count(s) && moved < 12; j++) {
@@ -182,7 +115,7 @@ static void test_checker_catches_moved_waits(void **state_)
 			assert_int_equal(st_sched_check(s, cm, &e), ST_EILLEGAL);
 			assert_non_null(strstr(e.msg, "drops waits"));
 			cy.wait = (uint8_t)(cy.wait | 1u << k);
-			st_cubin *t = copy_of(x.c);
+			st_cubin *t = st_test_cubin_copy(x.c);
 			uint8_t w[16];
 			memcpy(w, in[j].word, 16);
 			assert_int_equal(st_ctrl_encode(w, cx, &err), ST_OK);
@@ -202,7 +135,7 @@ static void test_checker_catches_moved_waits(void **state_)
 				later |= in[q].ctrl.wait >> k & 1;
 			if (later)
 				continue;
-			t = copy_of(x.c);
+			t = st_test_cubin_copy(x.c);
 			assert_int_equal(st_cubin_set_ctrl(t, 0, j, w, &err), ST_OK);
 			assert_true(check_count(&x, t, "broken") > 0);
 			st_cubin_free(t);
@@ -212,7 +145,7 @@ static void test_checker_catches_moved_waits(void **state_)
 	assert_true(moved >= 5);
 	print_message("  %zu moved and %zu dropped waits caught\n", moved, dropped);
 	st_sched_free(s);
-	close_ctx(&x);
+	st_test_kernel_close(&x);
 }
 
 /* A swap copies A's waits onto B (B moves up); where B does not need one, it moves back down to
@@ -223,10 +156,10 @@ static void test_wait_after_swap(void **state_)
 	size_t legal = 0;
 	static const char *const pick[] = {"softmax_f32_1024x1024", "layernorm_f16_1024x1024", "add_f32_1M"};
 	for (size_t p = 0; p < 3; p++) {
-		ctx x;
+		st_test_kernel x;
 		st_error err = {0};
-		open_ctx(&x, "triton-sm90", pick[p]);
-		st_sched *s = state(&x, ST_SCHED_WIDE | ST_SCHED_WAIT);
+		st_test_kernel_open(&x, "triton-sm90", pick[p]);
+		st_sched *s = st_test_sched_new(&x, ST_SCHED_WIDE | ST_SCHED_WAIT);
 		for (uint32_t j = 0; j + 1 < st_sched_count(s); j++) {
 			st_move sw = {ST_MOVE_SWAP, 0, j, {0}};
 			if (st_sched_apply(s, sw, NULL))
@@ -237,7 +170,7 @@ static void test_wait_after_swap(void **state_)
 					continue;
 				assert_int_equal(st_sched_apply(s, wm, &err), ST_OK);
 				assert_false(st_sched_ctrl(s, j).wait >> k & 1);
-				st_cubin *t = copy_of(x.c);
+				st_cubin *t = st_test_cubin_copy(x.c);
 				assert_int_equal(st_sched_to_cubin(s, t, 0, &err), ST_OK);
 				assert_int_equal(check_count(&x, t, NULL), 0);
 				st_cubin_free(t);
@@ -247,7 +180,7 @@ static void test_wait_after_swap(void **state_)
 			assert_int_equal(st_sched_undo(s, &err), ST_OK);
 		}
 		st_sched_free(s);
-		close_ctx(&x);
+		st_test_kernel_close(&x);
 	}
 	assert_true(legal > 0);
 }
@@ -259,12 +192,12 @@ static void test_wait_walks(void **state_)
 {
 	(void)state_;
 	size_t waits = 0;
-	for (const char *const *f = fx_names; *f; f++)
+	for (const char *const *f = st_test_triton_fixtures; *f; f++)
 		for (int d = 0; d < 2; d++) {
-			ctx x;
+			st_test_kernel x;
 			st_error err = {0};
-			open_ctx(&x, d ? "triton-sm90-ptxas13.5" : "triton-sm90", *f);
-			st_sched *s = state(&x, ST_SCHED_WIDE | ST_SCHED_WAIT | (d ? ST_SCHED_HOIST : 0));
+			st_test_kernel_open(&x, d ? "triton-sm90-ptxas13.5" : "triton-sm90", *f);
+			st_sched *s = st_test_sched_new(&x, ST_SCHED_WIDE | ST_SCHED_WAIT | (d ? ST_SCHED_HOIST : 0));
 			const st_sass_insn *in = st_sass_insns(x.k);
 			for (unsigned t = 0; t < 80 && st_sched_move_count(s); t++) {
 				size_t nm = st_sched_move_count(s);
@@ -304,7 +237,7 @@ static void test_wait_walks(void **state_)
 				if (st_sched_apply(s, mv, &err))
 					fail_msg("%s: a listed move was refused: %s", *f, err.msg);
 			}
-			st_cubin *t = copy_of(x.c), *re = NULL, *raw = copy_of(x.c);
+			st_cubin *t = st_test_cubin_copy(x.c), *re = NULL, *raw = st_test_cubin_copy(x.c);
 			assert_int_equal(st_sched_to_cubin(s, t, 0, &err), ST_OK);
 			if (check_count(&x, t, NULL))
 				fail_msg("%s (%s): the checker refused a walk with wait moves", *f, d ? "ptxas 13.5" : "12.8");
@@ -313,15 +246,15 @@ static void test_wait_walks(void **state_)
 			assert_int_equal(st_sched_to_schedule(s, sch, &err), ST_OK);
 			if (st_sched_rewrite(x.c, sch, &x.o, &re, &err))
 				fail_msg("%s: checked replay refused: %s", *f, err.msg);
-			assert_true(same_bytes(re, t));
+			assert_true(st_test_same_bytes(re, t));
 			assert_int_equal(st_schedule_apply(sch, raw, &err), ST_OK);
-			assert_true(same_bytes(raw, t));
+			assert_true(st_test_same_bytes(raw, t));
 			st_schedule_free(sch);
 			st_cubin_free(re);
 			st_cubin_free(raw);
 			st_cubin_free(t);
 			st_sched_free(s);
-			close_ctx(&x);
+			st_test_kernel_close(&x);
 		}
 	print_message("  %zu wait moves in the walks\n", waits);
 	assert_true(waits > 20);
@@ -331,10 +264,10 @@ static void test_wait_walks(void **state_)
 static void test_wait_cache_is_exact(void **state_)
 {
 	(void)state_;
-	ctx x;
+	st_test_kernel x;
 	st_error err = {0};
-	open_ctx(&x, "triton-sm90", "softmax_f32_1024x1024");
-	st_sched *s = state(&x, ST_SCHED_WIDE | ST_SCHED_WAIT);
+	st_test_kernel_open(&x, "triton-sm90", "softmax_f32_1024x1024");
+	st_sched *s = st_test_sched_new(&x, ST_SCHED_WIDE | ST_SCHED_WAIT);
 	for (unsigned t = 0; t < 40 && st_sched_move_count(s); t++) {
 		st_move mv = st_sched_move(s, (size_t)(wrnd() % st_sched_move_count(s)));
 		assert_int_equal(st_sched_apply(s, mv, &err), ST_OK);
@@ -349,7 +282,7 @@ static void test_wait_cache_is_exact(void **state_)
 		}
 	}
 	st_sched_free(s);
-	close_ctx(&x);
+	st_test_kernel_close(&x);
 }
 
 int main(void)

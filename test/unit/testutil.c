@@ -50,3 +50,56 @@ const char *st_test_triton_bin(void)
 	const char *p = getenv("ST_TRITON_BIN");
 	return p && *p ? p : NULL;
 }
+
+void st_test_kernel_open(st_test_kernel *x, const char *dir, const char *fixture)
+{
+	char rel[512];
+	size_t size;
+	st_error err = {0};
+	memset(x, 0, sizeof *x);
+	snprintf(rel, sizeof rel, "%s/%s/sm_90.cubin", dir, fixture);
+	uint8_t *bytes = st_test_read(rel, &size);
+	if (st_cubin_open_mem(bytes, size, rel, &x->c, &err))
+		fail_msg("%s: %s", rel, err.msg);
+	free(bytes);
+	snprintf(rel, sizeof rel, "%s/%s/sm_90.sass", dir, fixture);
+	x->listing = st_test_fixture(rel);
+	x->o.listing = x->listing;
+	x->name = st_cubin_kernel(x->c, 0)->name;
+	if (st_sass_decode(x->c, x->name, &x->o, &x->k, &err))
+		fail_msg("%s: %s", fixture, err.msg);
+}
+
+void st_test_kernel_close(st_test_kernel *x)
+{
+	st_sass_free(x->k);
+	st_cubin_free(x->c);
+	free(x->listing);
+}
+
+st_sched *st_test_sched_new(const st_test_kernel *x, unsigned flags)
+{
+	st_sched *s = NULL;
+	st_error err = {0};
+	if (st_sched_new(x->k, x->c, flags, &s, &err))
+		fail_msg("%s: %s", x->name, err.msg);
+	return s;
+}
+
+st_cubin *st_test_cubin_copy(const st_cubin *c)
+{
+	size_t size;
+	const uint8_t *d = st_cubin_data(c, &size);
+	st_cubin *x = NULL;
+	st_error err = {0};
+	if (st_cubin_open_mem(d, size, "copy", &x, &err))
+		fail_msg("copy: %s", err.msg);
+	return x;
+}
+
+int st_test_same_bytes(const st_cubin *a, const st_cubin *b)
+{
+	size_t sa, sb;
+	const uint8_t *da = st_cubin_data(a, &sa), *db = st_cubin_data(b, &sb);
+	return sa == sb && !memcmp(da, db, sa);
+}

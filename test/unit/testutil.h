@@ -7,6 +7,10 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "sasstune/cubin.h"
+#include "sasstune/sass.h"
+#include "sasstune/sched.h"
+
 /* Path of a file under test/fixtures (ST_FIXTURES from ctest, else the source tree).
  * Returns a static-storage-free malloc'ed string; free it. */
 char *st_test_fixture(const char *rel);
@@ -19,4 +23,20 @@ extern const char *const st_test_triton_fixtures[];
 
 /* Folder with Triton's bundled nvdisasm/ptxas (ST_TRITON_BIN), or NULL. */
 const char *st_test_triton_bin(void);
+
+/* A fixture's first kernel: its cubin (test/fixtures/DIR/FIXTURE/sm_90.cubin), listing and decode. */
+typedef struct st_test_kernel {
+	st_cubin *c;
+	st_sass_kernel *k;
+	st_sass_opts o;
+	char *listing;
+	const char *name;
+} st_test_kernel;
+void st_test_kernel_open(st_test_kernel *x, const char *dir, const char *fixture); /* fails the test */
+void st_test_kernel_close(st_test_kernel *x);
+st_sched *st_test_sched_new(const st_test_kernel *x, unsigned flags);                /* fails the test */
+
+/* A cubin opened again from c's bytes (fails the test); whether two cubins have the same bytes. */
+st_cubin *st_test_cubin_copy(const st_cubin *c);
+int st_test_same_bytes(const st_cubin *a, const st_cubin *b);
 #endif
