@@ -6,17 +6,7 @@
 # Each part writes into its own folder; $OUT gets redis.md, peers-smoke.md, moves-summary.md and one
 # tarball per part.  Device tool: carry [".deps", ".peer"].
 cd "$(dirname "$0")/../../.."
-OUT=${OUT:?run from the device tool, which sets OUT}
-T0=$(date +%s)
-source scripts/device-setup.sh >/dev/null 2>&1
-bash scripts/build-gpu.sh build-gpu "$OUT/build.log" || exit 1
-echo "built at $(( $(date +%s) - T0 ))s"
-part() {  # part NAME SECONDS SCRIPT ARGS...: run one call script with its own OUT under a time box
-	local name=$1 secs=$2; shift 2
-	mkdir -p /tmp/s4/$name
-	OUT=/tmp/s4/$name timeout "$secs" bash "$@" > /tmp/s4/$name/console.txt 2>&1
-	echo "== $name rc=$? at $(( $(date +%s) - T0 ))s"; tail -25 /tmp/s4/$name/console.txt
-}
+source test/gpu/calls/parts.sh
 part redis 150 test/gpu/calls/redis.sh
 cp /tmp/s4/redis/redis.md $OUT/redis.md 2>/dev/null
 part peers "${PEERS_S:-150}" test/gpu/calls/peers.sh softmax 8s peers-smoke "${PEERS_S:-130}"

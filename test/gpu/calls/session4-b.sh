@@ -5,17 +5,8 @@
 #   3. test/gpu/calls/search16.sh         methods at equal time, racing re-measured (issue 16), what is left
 # $OUT gets profile.md, moves13-summary.md, search16.md and one tarball.  Device tool: carry [".gpu"].
 cd "$(dirname "$0")/../../.."
-OUT=${OUT:?run from the device tool, which sets OUT}
-T0=$(date +%s)
-source scripts/device-setup.sh >/dev/null 2>&1
-bash scripts/build-gpu.sh build-gpu "$OUT/build.log" || exit 1
-echo "built at $(( $(date +%s) - T0 ))s"
-part() {  # part NAME SECONDS SCRIPT ARGS...: run one call script with its own OUT under a time box
-	local name=$1 secs=$2; shift 2
-	mkdir -p /tmp/s4/$name
-	OUT=/tmp/s4/$name timeout "$secs" bash "$@" > /tmp/s4/$name/console.txt 2>&1
-	echo "== $name rc=$? at $(( $(date +%s) - T0 ))s"; tail -40 /tmp/s4/$name/console.txt
-}
+PART_TAIL=40
+source test/gpu/calls/parts.sh
 LIMIT_S=${PROFILE_S:-200} part profile $(( ${PROFILE_S:-200} + 20 )) test/gpu/calls/profile.sh
 cp /tmp/s4/profile/summary.md $OUT/profile.md 2>/dev/null
 SETS=triton-sm90-ptxas13.5 BUDGET=80 part moves13 90 test/gpu/calls/moves-soundness.sh

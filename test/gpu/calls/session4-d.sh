@@ -7,11 +7,7 @@
 #      re-measured by `sasstune compare` beside the tuner's own ratio (issue 16), what is left of 520 s
 # $OUT gets moves-summary.md, ablation.md and one tarball.  Device tool: carry [".gpu"] (a tree copy).
 cd "$(dirname "$0")/../../.."
-OUT=${OUT:?run from the device tool, which sets OUT}
-T0=$(date +%s)
-source scripts/device-setup.sh >/dev/null 2>&1
-bash scripts/build-gpu.sh build-gpu "$OUT/build.log" || exit 1
-echo "built at $(( $(date +%s) - T0 ))s"
+source test/gpu/calls/parts.sh
 MOVES_S=${MOVES_S:-130}
 mkdir -p /tmp/s4/moves /tmp/s4/ablation
 BUDGET=$(( MOVES_S - 10 )) OUT=/tmp/s4/moves timeout $MOVES_S bash test/gpu/calls/moves-soundness.sh \
