@@ -234,17 +234,6 @@ def tune(a, sasstune, d, cubin, out, budget_s, env, name, variants):
     return t
 
 
-def remeasure(a, sasstune, d, name, other, env):
-    """`sasstune compare stock other --pairs N`: {speedup, lo, hi, ...} or {error}; identical
-    cubins are not measured (speedup 1, same)."""
-    stock = os.path.join(d, "stock.cubin")
-    if not os.path.exists(other):
-        return {"error": "no cubin"}
-    if open(other, "rb").read() == open(stock, "rb").read():
-        return {"speedup": 1.0, "speedup_lo": 1.0, "speedup_hi": 1.0, "same_as_stock": True}
-    return R.compare_pair(sasstune, a, d, name, stock, other, os.path.join(d, "launch.json"), env)
-
-
 def run_kernel(case, a, env, sasstune, ciq, lib, budget_s):
     d = os.path.join(a.out, case.name)
     os.makedirs(d, exist_ok=True)
@@ -281,10 +270,10 @@ def run_gpu_steps(a, d, res, env, sasstune, ciq, lib, budget_s, space):
                                "ciq-sass-tune", False)
     m = res["measured"] = {}
     for name, f in (("compileiq", "ciq.cubin"), ("ptxas133", "ptxas133.cubin"), ("sasstune", "sasstune.cubin")):
-        m[name] = remeasure(a, sasstune, d, name, os.path.join(d, f), env)
+        m[name] = R.remeasure(sasstune, a, d, name, os.path.join(d, f), env)
     cs = os.path.join(d, "ciq-sass.cubin")
     if os.path.exists(cs) and open(cs, "rb").read() != open(ciq_cubin, "rb").read():
-        m["ciq_sass"] = remeasure(a, sasstune, d, "ciq_sass", cs, env)
+        m["ciq_sass"] = R.remeasure(sasstune, a, d, "ciq_sass", cs, env)
     elif (res.get("ciq_sass") or {}).get("ok"):     # the SASS search kept CompileIQ's cubin
         m["ciq_sass"] = dict(m["compileiq"], note="the SASS search kept CompileIQ's cubin")
     else:
