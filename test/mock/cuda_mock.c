@@ -17,7 +17,8 @@
  * Anything after a line "end" is ignored (tests append bytes to make distinct
  * candidates).  The runtime's PTX comparison kernel (st_cmp32) is run on the
  * host.  CUDA graphs are recorded by stream capture and replayed.  Environment:
- * MOCK_CUDA_DEVICES=N (default 1); MOCK_CUDA_NO_JIT=1 refuses PTX, as a driver
+ * MOCK_CUDA_DEVICES=N (default 1); MOCK_CUDA_TIMER_US=Q rounds event times to Q us (a real
+ * timer's step, ~0.5 us); MOCK_CUDA_NO_JIT=1 refuses PTX, as a driver
  * without a JIT compiler would; MOCK_CUDA_NO_GRAPHS=1 refuses stream capture.
  * Device 0 is named "Mock GPU", device N > 0 "Mock GPU #N", so a test sees which
  * ordinal the worker opened (cuDeviceGet refuses one past the count). */
@@ -284,7 +285,11 @@ API CUresult cuEventElapsedTime_v2(float *ms, void *a, void *b)
 {
 	if (sticky)
 		return sticky;
-	*ms = (float)((*(double *)b - *(double *)a) / 1000.0);
+	double us = *(double *)b - *(double *)a;
+	const char *q = getenv("MOCK_CUDA_TIMER_US"); /* the timer's step, e.g. 0.5 as on a real GPU */
+	if (q && atof(q) > 0 && us >= 0)
+		us = (double)(long long)(us / atof(q) + 0.5) * atof(q);
+	*ms = (float)(us / 1000.0);
 	return 0;
 }
 
