@@ -313,11 +313,26 @@ def targets(rs, where="below"):
             mx, "%.0f s" % max(bud) if min(bud) == max(bud) else "%.0f to %.0f s" % (min(bud), max(bud)),
             TARGET_TUNE_S, "met" if mx <= TARGET_TUNE_S else "**not met**",
             ", trivially: the budgets were far below it" if max(bud) <= TARGET_TUNE_S / 4 and mx <= TARGET_TUNE_S else ""))
+    lines += agreement(m)
     not_m = [r for r in rs if not measured(r)]
     if not_m:
         lines.append("- Not measured: %d of %d kernels (%s); the targets cover only the measured ones." % (
             len(not_m), len(rs), where))
     return lines
+
+
+def agreement(m):
+    """Issue 16: the tuner's confirmed ratio against compare's re-measure, kernel by kernel."""
+    conf = [r for r in m if r["status"] == "tuned" and (r.get("tune") or {}).get("confirmed")
+            and (r.get("tune") or {}).get("ratio")]
+    if not conf:
+        return []
+    d = [(r["case"], r["tune"]["ratio"] / r["speedup"] - 1) for r in conf]
+    ok = sum(abs(x) <= 0.003 for _, x in d)
+    return ["- The tuner's confirmed ratio against the re-measure (tuner / compare - 1; target: within 0.3 %% on "
+            ">= 90 %%): %d of %d within (%s): %s" % (
+                ok, len(d), "met" if ok >= 0.9 * len(d) else "**not met**",
+                ", ".join("%s %+.2f %%" % (c, 100 * x) for c, x in d))]
 
 
 def latest(runs):

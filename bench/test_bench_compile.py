@@ -382,6 +382,7 @@ def test_report(fake_run, tmp_path):
     assert "1 (unchanged; A/A" in text
     assert "slower" in text and "layernorm" in text
     assert "Geometric mean speedup" in text and "**not met**" in text   # layernorm is slower
+    assert "The tuner's confirmed ratio against the re-measure" in text and "mm_leaky_512 " in text
     assert "`rmsnorm` (not-rewritable)" in text and "`mm_fp8` (not-launchable)" in text
     assert "`bmm` (stock-failed)" in text
     assert "cuBLAS (torch.matmul, no activation)" in text and "| 56 % [55, 56] / 60 % |" in text

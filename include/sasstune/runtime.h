@@ -103,6 +103,20 @@ typedef struct st_session_info {
 } st_session_info;
 void st_session_get_info(const st_session *s, st_session_info *info);
 
+/* The estimate (sasstune compare and the tuner's final estimate; docs/runtime.md "Estimates"):
+ * a session opened anew on ref, samples of >= ST_ESTIMATE_SAMPLE_US (the timer's step <= 0.1 %),
+ * B verified (unless !verify) and timed against ref in `pairs` pairs (0: opt.pairs), closed.
+ * Returns ST_OK when the machinery worked: out->verdict is B's (ST_OK, ST_EMISMATCH, ...),
+ * out->stage how far it got, err says why when the verdict is not ST_OK. */
+#define ST_ESTIMATE_SAMPLE_US 500.0
+typedef enum { ST_ESTIMATE_OPEN, ST_ESTIMATE_VERIFY, ST_ESTIMATE_TIME, ST_ESTIMATE_DONE } st_estimate_stage;
+typedef struct st_estimate {
+	st_timing t; st_status verdict; st_estimate_stage stage; double sample_us; /* 0: flush_l2 */
+	st_session_info info;
+} st_estimate;
+st_status st_estimate_run(const uint8_t *ref, size_t ref_size, const st_launch *spec, const st_runtime_options *opt,
+			  const uint8_t *b, size_t b_size, bool verify, unsigned pairs, st_estimate *out, st_error *err);
+
 /* ---- statistics (deterministic for a given seed) ---- */
 double st_median(const double *v, size_t n);
 /* Median of v with a bootstrap percentile 95 % interval from `resamples` resamples. */

@@ -50,7 +50,8 @@ typedef struct st_tune_result {
 	char kernel[256];
 	int improved;              /* the output cubin differs from the input */
 	int confirmed;             /* GPU: passed confirmation, fresh inputs and the checker; model: 0 */
-	st_eval best;              /* original / output, with its 95 % interval (the model's: lo = hi) */
+	st_eval best;              /* original / output, 95 % interval (model: lo = hi; GPU: the fresh-session
+				      estimate, st_estimate_run, the race's final batch in verification_json) */
 	double model_ratio;        /* the cost model's ratio for the output */
 	uint64_t steps, evals, rejected, confirms;
 	uint64_t confirm_pairs_spent;      /* the racing confirmation's pairs (rounds + final batch) */

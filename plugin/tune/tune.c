@@ -2,7 +2,8 @@
  *
  *   cubin --sass--> kernel --sched--> state --env (+ cost model est_gain)--> st_search_run
  *                                       ^ evaluate: the cost model, or the GPU (verify, then time)
- *   accepted state --> tuned cubin --> [GPU: fresh-input verification] --> independent checker
+ *   accepted state --> tuned cubin --> independent checker --> [GPU: the fresh-session estimate:
+ *   fresh inputs, a new worker, st_estimate_run as `sasstune compare`; reported and gated]
  *
  * Nothing here is global; every call owns what it opens.  docs/tune.md. */
 #include "sasstune/tune.h"
@@ -450,20 +451,36 @@ static void result_counts(st_tune_result *r, const st_search_result *sr)
 	r->best = sr->best;
 }
 
-static st_status fresh_verify(const st_tune_kernel *k, const st_tune_opts *o, const st_tune_result *r,
-			      st_status *verdict, st_error *err)
+/* The final estimate: the race's survivor against the original in a session opened anew (fresh
+ * inputs, both modules loaded fresh, samples of >= ST_ESTIMATE_SAMPLE_US): the measurement
+ * `sasstune compare` makes (st_estimate_run), so that the two agree. */
+static st_status fresh_estimate(const st_tune_kernel *k, const st_tune_opts *o, unsigned pairs,
+				const st_tune_result *r, st_estimate *e, st_error *err)
 {
 	st_runtime_options ro = o->runtime;
 	ro.seed = o->runtime.seed * 0x9e3779b97f4a7c15ull + 0x5eed;
 	ro.verify_sets = o->fresh_sets ? o->fresh_sets : 3;
-	st_session *s2 = NULL;
-	st_status rc = st_session_open(k->cubin, k->size, k->launch, &ro, &s2, err);
-	if (rc)
-		return rc;
 	st_error e2 = {0};
-	*verdict = st_session_verify(s2, r->cubin, r->cubin_size, &e2);
-	st_session_close(s2);
+	st_status rc = st_estimate_run(k->cubin, k->size, k->launch, &ro, r->cubin, r->cubin_size, true, pairs, e, &e2);
+	if (rc)
+		return st_error_set(err, rc, "the fresh-session estimate: %s", e2.msg);
+	if (e->verdict == ST_OK && !(e->t.ratio > 0 && e->t.ci_lo > 0 && e->t.ci_hi > 0))
+		e->verdict = ST_ECRASH;
 	return ST_OK;
+}
+
+/* The race's final batch becomes race_final; r->best becomes the fresh-session estimate
+ * (original / output).  Returns whether it clears confirm_min. */
+static int take_estimate(st_tune_result *r, const st_estimate *e, double confirm_min, st_eval *race_final)
+{
+	*race_final = r->best;
+	if (e->verdict != ST_OK)
+		return 0;
+	r->best.ratio = 1.0 / e->t.ratio; /* runtime: time(B)/time(A); search: original/candidate */
+	r->best.lo = 1.0 / e->t.ci_hi;
+	r->best.hi = 1.0 / e->t.ci_lo;
+	r->best.pairs = e->t.n;
+	return r->best.lo > confirm_min;
 }
 
 st_status st_tune(const st_tune_kernel *k, const st_tune_opts *o, st_policy *policy, st_tune_result *r,
@@ -522,27 +539,37 @@ st_status st_tune(const st_tune_kernel *k, const st_tune_opts *o, st_policy *pol
 	if (sr.accepted && (rc = job_output(&j, k, r, &ok, err)))
 		goto out;
 	if (sr.accepted && ok && gpu) {
-		st_status verdict = ST_OK;
-		if ((rc = fresh_verify(k, o, r, &verdict, err)))
+		st_estimate e;
+		st_eval race;
+		if ((rc = fresh_estimate(k, o, so.confirm_pairs, r, &e, err)))
 			goto out;
-		char v[384];
+		int held = take_estimate(r, &e, so.confirm_min, &race);
+		char v[640];
 		snprintf(v, sizeof v,
 			 "{\"search_verified\": %llu, \"search_rejected\": %llu, \"fresh_sets\": %u, \"fresh\": \"%s\", "
 			 "\"checker\": \"ok\", \"confirm_pairs\": %u, \"confirm\": \"race\", \"race_candidates\": %u, "
-			 "\"race_rounds\": %u, \"race_pairs_spent\": %llu}",
+			 "\"race_rounds\": %u, \"race_pairs_spent\": %llu, \"race_final\": [%.6f, %.6f, %.6f], "
+			 "\"estimate\": \"fresh-session\", \"estimate_sample_us\": %g, \"estimate_reps\": %u}",
 			 (unsigned long long)j.g.verified, (unsigned long long)j.g.rejected,
-			 o->fresh_sets ? o->fresh_sets : 3, verdict == ST_OK ? "ok" : st_status_str(verdict),
-			 r->best.pairs, r->race_candidates, r->race_rounds, (unsigned long long)r->confirm_pairs_spent);
+			 o->fresh_sets ? o->fresh_sets : 3, e.verdict == ST_OK ? "ok" : st_status_str(e.verdict),
+			 r->best.pairs, r->race_candidates, r->race_rounds, (unsigned long long)r->confirm_pairs_spent,
+			 race.ratio, race.lo, race.hi, e.sample_us, e.t.reps);
 		r->verification_json = strdup(v);
 		if (!r->verification_json) {
 			rc = st_error_set(err, ST_ENOMEM, "out of memory");
 			goto out;
 		}
-		if (verdict != ST_OK) {
+		if (e.verdict != ST_OK) {
 			ok = 0;
 			snprintf(r->message, sizeof r->message,
 				 "the confirmed schedule failed verification on fresh inputs (%s); input kept",
-				 st_status_str(verdict));
+				 st_status_str(e.verdict));
+		} else if (!held) {
+			ok = 0;
+			snprintf(r->message, sizeof r->message,
+				 "the race's survivor (%.4fx [%.4f, %.4f]) did not hold in a fresh session: %.4fx [%.4f, %.4f], "
+				 "not above %.3f; input kept",
+				 race.ratio, race.lo, race.hi, r->best.ratio, r->best.lo, r->best.hi, so.confirm_min);
 		}
 	}
 	if (!ok) {
@@ -559,7 +586,8 @@ st_status st_tune(const st_tune_kernel *k, const st_tune_opts *o, st_policy *pol
 		r->confirmed = gpu;
 		if (gpu)
 			snprintf(r->message, sizeof r->message,
-				 "confirmed on the GPU: %.4fx [%.4f, %.4f] over %u pairs, verified on fresh inputs, checked",
+				 "confirmed on the GPU: %.4fx [%.4f, %.4f] over %u pairs in a fresh session, verified on fresh "
+				 "inputs, checked",
 				 r->best.ratio, r->best.lo, r->best.hi, r->best.pairs);
 		else
 			snprintf(r->message, sizeof r->message,

@@ -17,7 +17,8 @@
  * Anything after a line "end" is ignored (tests append bytes to make distinct
  * candidates).  The runtime's PTX comparison kernel (st_cmp32) is run on the
  * host.  CUDA graphs are recorded by stream capture and replayed.  Environment:
- * MOCK_CUDA_DEVICES=N (default 1); MOCK_CUDA_NO_JIT=1 refuses PTX, as a driver
+ * MOCK_CUDA_DEVICES=N (default 1); MOCK_CUDA_ELF_SPREAD=F (see elf_spread); MOCK_CUDA_TIMER_US=Q rounds event times to Q us (a real
+ * timer's step, ~0.5 us); MOCK_CUDA_NO_JIT=1 refuses PTX, as a driver
  * without a JIT compiler would; MOCK_CUDA_NO_GRAPHS=1 refuses stream capture.
  * Device 0 is named "Mock GPU", device N > 0 "Mock GPU #N", so a test sees which
  * ordinal the worker opened (cuDeviceGet refuses one past the count). */
@@ -60,6 +61,23 @@ static double jitter(void)
 	jitter_state ^= jitter_state >> 7;
 	jitter_state ^= jitter_state << 17;
 	return ((double)(jitter_state >> 11) / 9007199254740992.0 - 0.5) * 0.01; /* +-0.5 % */
+}
+
+/* MOCK_CUDA_ELF_SPREAD=F: a real cubin's launch takes 10 us x (1 - F x u), u in [0, 1] a hash of
+ * its bytes (up to the end of its section headers), so that rewritten schedules time apart. */
+static double elf_spread(const char *t)
+{
+	const char *e = getenv("MOCK_CUDA_ELF_SPREAD");
+	if (!e || !(atof(e) > 0))
+		return 0;
+	uint64_t shoff, h = 0xcbf29ce484222325ull;
+	uint16_t shentsize, shnum;
+	memcpy(&shoff, t + 0x28, 8);
+	memcpy(&shentsize, t + 0x3a, 2);
+	memcpy(&shnum, t + 0x3c, 2);
+	for (uint64_t i = 0, n = shoff + (uint64_t)shentsize * shnum; i < n; i++)
+		h = (h ^ (unsigned char)t[i]) * 0x100000001b3ull;
+	return atof(e) * (double)(h % 1024) / 1023.0;
 }
 
 #define API __attribute__((visibility("default")))
@@ -138,7 +156,7 @@ API CUresult cuModuleLoadData(void **mod, const void *image)
 		if (!m)
 			return 2;
 		size_t defaults[] = {8, 8, 8, 4, 8, 8};
-		m->time_us = 10;
+		m->time_us = 10 * (1 - elf_spread(t));
 		m->regs = 32;
 		m->nparams = 6;
 		memcpy(m->sizes, defaults, sizeof defaults);
@@ -284,7 +302,11 @@ API CUresult cuEventElapsedTime_v2(float *ms, void *a, void *b)
 {
 	if (sticky)
 		return sticky;
-	*ms = (float)((*(double *)b - *(double *)a) / 1000.0);
+	double us = *(double *)b - *(double *)a;
+	const char *q = getenv("MOCK_CUDA_TIMER_US"); /* the timer's step, e.g. 0.5 as on a real GPU */
+	if (q && atof(q) > 0 && us >= 0)
+		us = (double)(long long)(us / atof(q) + 0.5) * atof(q);
+	*ms = (float)(us / 1000.0);
 	return 0;
 }
 

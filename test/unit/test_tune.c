@@ -274,6 +274,57 @@ static void test_gpu_reward_without_gpu(void **state)
 	fx_close(&f);
 }
 
+/* The GPU reward through the mock driver (which runs any real cubin as an add): the race's
+ * survivor is re-measured against the original in a session opened anew (st_estimate_run, as
+ * `sasstune compare`), and that is what the result reports and the cache entry records. */
+static void test_gpu_fresh_session_estimate(void **state)
+{
+	(void)state;
+	fx f;
+	fx_open(&f, "add_f32_1M");
+	static const char small[] = /* the fixture's kernel and parameters over 4096 elements */
+		"{\"kernel\":\"add_kernel\",\"grid\":[32],\"block\":[128],\"params\":["
+		"{\"kind\":\"ptr\",\"dtype\":\"fp32\",\"bytes\":16384,\"init\":\"randn\"},"
+		"{\"kind\":\"ptr\",\"dtype\":\"fp32\",\"bytes\":16384,\"init\":\"randn\"},"
+		"{\"kind\":\"ptr\",\"dtype\":\"fp32\",\"bytes\":16384,\"init\":\"randn\"},"
+		"{\"kind\":\"i32\",\"value\":4096},{\"kind\":\"ptr\",\"bytes\":0},{\"kind\":\"ptr\",\"bytes\":0}]}";
+	st_launch *l = NULL;
+	st_error err = {0};
+	assert_int_equal(st_launch_parse(small, strlen(small), NULL, &l, &err), ST_OK);
+	f.k.launch = l;
+	st_tune_opts o = opts(ST_SEARCH_RANDOM, 12, 3);
+	o.reward = ST_REWARD_GPU;
+	char worker[4096], mock[4096];
+	const char *bd = getenv("ST_BUILD_DIR");
+	snprintf(worker, sizeof worker, "%s/sasstune-worker", bd && *bd ? bd : ".");
+	snprintf(mock, sizeof mock, "%s/test/libcuda_mock.so", bd && *bd ? bd : ".");
+	o.runtime.worker = worker;
+	o.runtime.libcuda = mock;
+	o.runtime.warmup_ms = 1;
+	o.runtime.timeout_s = 30;
+	setenv("MOCK_CUDA_ELF_SPREAD", "0.04", 1); /* schedules time apart by a hash of their bytes */
+	st_tune_result r;
+	if (st_tune(&f.k, &o, NULL, &r, &err) != ST_OK)
+		fail_msg("tune: %s", err.msg);
+	if (r.improved) {
+		assert_true(r.confirmed);
+		assert_non_null(r.verification_json);
+		assert_non_null(strstr(r.verification_json, "\"estimate\": \"fresh-session\""));
+		assert_non_null(strstr(r.verification_json, "\"estimate_sample_us\": 500"));
+		assert_non_null(strstr(r.verification_json, "\"race_final\": ["));
+		assert_non_null(strstr(r.message, "in a fresh session"));
+		assert_int_equal(r.best.pairs, o.search.confirm_pairs);
+		assert_true(r.best.lo > ST_TUNE_GPU_CONFIRM_MIN && r.best.lo <= r.best.ratio && r.best.ratio <= r.best.hi);
+		assert_checked(&f, &r);
+	} else {
+		fail_msg("nothing reached the final estimate: %s", r.message);
+	}
+	unsetenv("MOCK_CUDA_ELF_SPREAD");
+	st_tune_result_free(&r);
+	st_launch_free(l);
+	fx_close(&f);
+}
+
 static void test_errors(void **state)
 {
 	(void)state;
@@ -305,6 +356,7 @@ int main(void)
 		cmocka_unit_test(test_same_seed_same_schedule), cmocka_unit_test(test_every_result_checks),
 		cmocka_unit_test(test_ppo_beats_random),        cmocka_unit_test(test_train_and_apply),
 		cmocka_unit_test(test_gpu_reward_without_gpu),  cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_gpu_fresh_session_estimate),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

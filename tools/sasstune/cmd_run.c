@@ -173,6 +173,8 @@ int st_rtcli_start(const char *cmd, int argc, char **argv, const char *extra, vo
 		st_rtcli_end(rs);
 		return st_cli_fail(cmd, &err);
 	}
+	if (strstr(extra, "estimate")) /* the command opens its own session: st_estimate_run */
+		return -1;
 	if (st_session_open(rs->ref, rs->ref_size, rs->spec, &o->opt, &rs->s, &err) != ST_OK) {
 		st_cli_error(cmd, "%s: %s", rs->ref_path, err.msg);
 		st_rtcli_end(rs);

@@ -29,7 +29,7 @@ typedef struct st_rtcli_session {
 /* Parse the common options (`extra` names which of --reference, --no-time, --no-verify,
  * --repeat this command takes), check that there are nfiles CUBINs (at least one when
  * nfiles is 0; else "COUNT_MSG (see sasstune CMD --help)"), load the launch spec and open a
- * session on the reference.  Returns -1 to go on (then st_rtcli_end), else the exit code
+ * session on the reference (not when `extra` names "estimate": the command calls st_estimate_run).  Returns -1 to go on (then st_rtcli_end), else the exit code
  * (after --help, a usage error or a failure, said on stderr). */
 int st_rtcli_start(const char *cmd, int argc, char **argv, const char *extra, void (*help)(void), int nfiles,
 		   const char *count_msg, st_rtcli *o, st_rtcli_session *rs);
