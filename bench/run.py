@@ -53,7 +53,8 @@ SCHEMA = "sasstune-bench-1"
 OVERHEAD_S = 15.0      # first estimate of a kernel's cost besides its tuning budget (stock process,
                        # tune set-up and confirmation, compare), for the time box; replaced by what the
                        # run measures once a kernel has been tuned (H200: 7 to 12 s a kernel)
-MIN_BUDGET_S = 10.0
+MIN_BUDGET_S = 10.0    # the least tuning budget worth starting when the time box shrinks a kernel's
+                       # budget; a smaller budget asked for with --budget is taken as asked
 
 
 def parse_seconds(text):
@@ -272,7 +273,7 @@ def run_case(case, a, out_dir, sasstune, tune_ok, tune_why, budget_s, env):
         res["tune"] = {"ran": False, "error": tune_why}
         res["status"] = "tune-unavailable"
         res["reason"] = tune_why
-    elif budget_s < MIN_BUDGET_S:
+    elif budget_s < min(MIN_BUDGET_S, a.requested_budget_s):
         res["tune"] = {"ran": False, "error": "skipped: the run's time box is spent"}
         res["status"] = "skipped"
         res["reason"] = "the run's time box left no tuning budget (stock measured)"
@@ -452,6 +453,7 @@ def main(argv=None):
         a.stock_timeout = 180.0 if a.quick else 300.0
     cases = K.select(a.kernels, a.quick)
     budget_s = parse_seconds(a.budget or ("40s" if a.quick else "60s"))
+    a.requested_budget_s = budget_s
     limit_s = parse_seconds(a.time_limit) if a.time_limit else (360.0 if a.quick else None)
     out_dir = os.path.abspath(a.out)
     os.makedirs(out_dir, exist_ok=True)

@@ -352,6 +352,11 @@ def test_time_box_shrinks_and_skips(tmp_path):
     R.main(["--out", str(tmp_path / "q"), "--kernels", "softmax", "--time-limit", "%ds" % (R.OVERHEAD_S + 5)] + common)
     r = json.load(open(tmp_path / "q" / "results.json"))["results"][0]
     assert r["status"] == "skipped" and "stock" in r and "compare" not in r
+    # a small budget asked for (below MIN_BUDGET_S) is tuned as asked, inside a time box that fits it
+    small = ["--budget", "6s", "--sasstune", str(exe), "--stock-script", str(stock)]
+    R.main(["--out", str(tmp_path / "s"), "--kernels", "softmax", "--time-limit", "%ds" % (R.OVERHEAD_S + 30)] + small)
+    r = json.load(open(tmp_path / "s" / "results.json"))["results"][0]
+    assert r["status"] != "skipped" and r["tune"]["budget_s"] == 6
 
 
 def test_run_without_tune(tmp_path, monkeypatch):

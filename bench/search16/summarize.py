@@ -39,31 +39,54 @@ def cell(t, rm):
     return "%s; race %d cand., %d pairs; %s" % (s, t.get("race_candidates", 0), t.get("confirm_pairs_spent", 0), base)
 
 
+def seeds_of(R):
+    """Seed suffixes present: '' (seed 1) and '.sN' (seed N)."""
+    sfx = {""}
+    for p in glob.glob(os.path.join(R, "methods", "*.json")):
+        parts = os.path.basename(p).split(".")
+        if len(parts) >= 4 and parts[2].startswith("s") and parts[2][1:].isdigit() and parts[3] == "json":
+            sfx.add("." + parts[2])
+    return sorted(sfx, key=lambda x: int(x[2:]) if x else 1)
+
+
+def tally(wins, methods):
+    """Per method: on how many (fixture, seed) cases it had the best re-measured ratio alone, shared
+    the best (ties, the all-original case included), or was beaten."""
+    print("\nPer method over %d fixture x seed cases (best re-measured ratio; unconfirmed = 1.0):" % len(wins))
+    for m in methods:
+        alone = sum(1 for w in wins.values() if w == [m])
+        tied = sum(1 for w in wins.values() if m in w and len(w) > 1)
+        print("* %s: best alone %d, tied for best %d, beaten %d" % (m, alone, tied, len(wins) - alone - tied))
+
+
 def main(R):
     rows, checks, wins = [], [], {}
     fixtures = sorted({os.path.basename(p).split(".")[0] for p in glob.glob(os.path.join(R, "methods", "*.json"))
                        if ".compare." not in p})
     methods = ["random", "ppo", "greedy"]
-    print("## (a) methods at equal wall time, GPU reward, seed 1\n")
-    print("| fixture | " + " | ".join(methods) + " |")
-    print("|---|" + "---|" * len(methods))
+    seeds = seeds_of(R)
+    print("## (a) methods at equal wall time, GPU reward, seeds %s\n" % ", ".join(x[2:] if x else "1" for x in seeds))
+    print("| fixture | seed | " + " | ".join(methods) + " |")
+    print("|---|---|" + "---|" * len(methods))
     for f in fixtures:
-        cells, score = [], {}
-        for m in methods:
-            t = load(os.path.join(R, "methods", "%s.%s.json" % (f, m)))
-            rm = remeasure(load(os.path.join(R, "methods", "%s.%s.compare.json" % (f, m))))
-            cells.append(cell(t, rm))
-            if t is not None:
-                score[m] = rm[0] if (t.get("improved") and rm) else 1.0
-            if t and t.get("improved") and rm:
-                checks.append(("fixture " + f, m, t["ratio"], rm[0]))
-        if score:
-            best = max(score.values())
-            wins[f] = [m for m, v in score.items() if v == best and v > 1.0] or ["none (all kept the original)"]
-        print("| %s | %s |" % (f, " | ".join(cells)))
-    print("\nWins by re-measured ratio (unconfirmed = 1.0):")
-    for f, w in wins.items():
-        print("* %s: %s" % (f, ", ".join(w)))
+        for sd in seeds:
+            cells, score = [], {}
+            for m in methods:
+                t = load(os.path.join(R, "methods", "%s.%s%s.json" % (f, m, sd)))
+                rm = remeasure(load(os.path.join(R, "methods", "%s.%s%s.compare.json" % (f, m, sd))))
+                cells.append(cell(t, rm))
+                if t is not None:
+                    score[m] = rm[0] if (t.get("improved") and rm) else 1.0
+                if t and t.get("improved") and rm:
+                    checks.append(("fixture " + f + (" seed " + sd[2:] if sd else ""), m, t["ratio"], rm[0]))
+            if score:
+                best = max(score.values())
+                wins[(f, sd)] = [m for m, v in score.items() if v == best]
+            print("| %s | %s | %s |" % (f, sd[2:] if sd else "1", " | ".join(cells)))
+    print("\nBest by re-measured ratio (unconfirmed = 1.0):")
+    for (f, sd), w in wins.items():
+        print("* %s seed %s: %s" % (f, sd[2:] if sd else "1", ", ".join(w)))
+    tally(wins, methods)
     for d in sorted(glob.glob(os.path.join(R, "bench", "*", "tune.json"))):
         k = os.path.basename(os.path.dirname(d))
         t = load(d)

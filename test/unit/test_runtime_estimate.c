@@ -11,47 +11,27 @@
 #include <stdlib.h>
 #include <string.h>
 
-static char worker[4096], mock[4096];
-
-static const char spec_json[] =
-	"{\"kernel\":\"add_kernel\",\"grid\":[8],\"block\":[128],\"params\":["
-	"{\"kind\":\"ptr\",\"dtype\":\"fp32\",\"bytes\":16384,\"init\":\"randn\"},"
-	"{\"kind\":\"ptr\",\"dtype\":\"fp32\",\"bytes\":16384,\"init\":\"randn\"},"
-	"{\"kind\":\"ptr\",\"dtype\":\"fp32\",\"bytes\":16384,\"init\":\"randn\"},"
-	"{\"kind\":\"i32\",\"value\":4096},{\"kind\":\"ptr\",\"bytes\":0},{\"kind\":\"ptr\",\"bytes\":0}]}";
-
-#define CUBIN(body) ((const uint8_t *)("MOCKCUBIN\nkernel add_kernel\n" body "end\n"))
-#define SIZE(p) strlen((const char *)(p))
+static st_test_mock M;
 
 static int setup(void **state)
 {
 	(void)state;
-	const char *b = getenv("ST_BUILD_DIR");
-	if (!b || !*b)
-		b = ".";
-	snprintf(worker, sizeof worker, "%s/sasstune-worker", b);
-	snprintf(mock, sizeof mock, "%s/test/libcuda_mock.so", b);
+	st_test_mock_init(&M, ".");
 	return 0;
 }
 
 static void options(st_runtime_options *o)
 {
-	st_runtime_options_init(o);
-	o->worker = worker;
-	o->libcuda = mock;
-	o->warmup_ms = 1;
-	o->pairs = 60;
-	o->timeout_s = 0.5;
+	st_test_mock_options(&M, o);
 }
 
 static st_launch *spec(void)
 {
-	st_launch *l = NULL;
-	st_error err = {0};
-	if (st_launch_parse(spec_json, strlen(spec_json), NULL, &l, &err) != ST_OK)
-		fail_msg("%s", err.msg);
-	return l;
+	return st_test_mock_spec();
 }
+
+#define CUBIN(body) ((const uint8_t *)("MOCKCUBIN\nkernel add_kernel\n" body "end\n"))
+#define SIZE(p) strlen((const char *)(p))
 
 static void run_ok(const uint8_t *ref, const uint8_t *b, const st_runtime_options *o, const st_launch *l, bool verify,
 		   unsigned pairs, st_estimate *e)

@@ -17,48 +17,27 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static char worker[4096], mock[4096], bindir[4096];
-
-static const char spec_json[] =
-	"{\"kernel\":\"add_kernel\",\"grid\":[8],\"block\":[128],\"params\":["
-	"{\"kind\":\"ptr\",\"dtype\":\"fp32\",\"bytes\":16384,\"init\":\"randn\"},"
-	"{\"kind\":\"ptr\",\"dtype\":\"fp32\",\"bytes\":16384,\"init\":\"randn\"},"
-	"{\"kind\":\"ptr\",\"dtype\":\"fp32\",\"bytes\":16384,\"init\":\"randn\"},"
-	"{\"kind\":\"i32\",\"value\":4096},{\"kind\":\"ptr\",\"bytes\":0},{\"kind\":\"ptr\",\"bytes\":0}]}";
-
-#define CUBIN(body) ((const uint8_t *)("MOCKCUBIN\nkernel add_kernel\n" body "end\n"))
-#define SIZE(p) strlen((const char *)(p))
+static st_test_mock M;
 
 static int setup(void **state)
 {
 	(void)state;
-	const char *b = getenv("ST_BUILD_DIR");
-	if (!b || !*b)
-		b = ST_SOURCE_DIR "/build";
-	snprintf(bindir, sizeof bindir, "%s", b);
-	snprintf(worker, sizeof worker, "%s/sasstune-worker", b);
-	snprintf(mock, sizeof mock, "%s/test/libcuda_mock.so", b);
+	st_test_mock_init(&M, ST_SOURCE_DIR "/build");
 	return 0;
 }
 
 static void options(st_runtime_options *o)
 {
-	st_runtime_options_init(o);
-	o->worker = worker;
-	o->libcuda = mock;
-	o->warmup_ms = 1;
-	o->pairs = 60;
-	o->timeout_s = 0.5;
+	st_test_mock_options(&M, o);
 }
 
 static st_launch *spec(void)
 {
-	st_launch *l = NULL;
-	st_error err = {0};
-	if (st_launch_parse(spec_json, strlen(spec_json), NULL, &l, &err) != ST_OK)
-		fail_msg("%s", err.msg);
-	return l;
+	return st_test_mock_spec();
 }
+
+#define CUBIN(body) ((const uint8_t *)("MOCKCUBIN\nkernel add_kernel\n" body "end\n"))
+#define SIZE(p) strlen((const char *)(p))
 
 static st_session *open_ok(const uint8_t *ref, const st_runtime_options *o, st_launch *l)
 {
@@ -91,7 +70,7 @@ static void test_no_driver(void **state)
 	expect(rc, ST_EDEVICE, &err, "cannot load the CUDA driver /nonexistent/libcuda.so.1");
 	assert_null(s);
 	setenv("MOCK_CUDA_DEVICES", "0", 1);
-	o.libcuda = mock;
+	o.libcuda = M.libcuda;
 	rc = st_session_open(CUBIN("op add\n"), SIZE(CUBIN("op add\n")), l, &o, &s, &err);
 	unsetenv("MOCK_CUDA_DEVICES");
 	expect(rc, ST_EDEVICE, &err, "no CUDA device 0 (this machine has 0)");
@@ -220,7 +199,7 @@ static void test_no_worker(void **state)
 	expect(st_session_open(CUBIN("op add\n"), SIZE(CUBIN("op add\n")), l, &o, &s, &err), ST_ENOTFOUND, &err,
 	       "/nonexistent/w");
 	unsetenv("SASSTUNE_WORKER");
-	o.worker = worker;
+	o.worker = M.worker;
 	o.verify_sets = 0;
 	expect(st_session_open(CUBIN("op add\n"), SIZE(CUBIN("op add\n")), l, &o, &s, &err), ST_EINVAL, &err, "verify sets");
 	st_launch_free(l);
@@ -448,7 +427,7 @@ static void test_commands(void **state)
 	(void)state;
 	char dir[] = "/tmp/st_rt_cli_XXXXXX";
 	assert_non_null(mkdtemp(dir));
-	write_file(dir, "spec.json", spec_json);
+	write_file(dir, "spec.json", st_test_mock_spec_json);
 	write_file(dir, "good.cubin", "MOCKCUBIN\nkernel add_kernel\nop add\ntime_us 20\nend\n");
 	write_file(dir, "fast.cubin", "MOCKCUBIN\nkernel add_kernel\nop add\ntime_us 19\nend\n");
 	write_file(dir, "wrong.cubin", "MOCKCUBIN\nkernel add_kernel\nop wrong\nend\n");
@@ -457,7 +436,7 @@ static void test_commands(void **state)
 	static char out[65536];
 	const char *env = "SASSTUNE_LIBCUDA";
 	int rc = sh(out, sizeof out, "cd %s && %s=%s %s/sasstune run good.cubin fast.cubin fault.cubin fast.cubin hang.cubin "
-		    "wrong.cubin fast.cubin --launch spec.json --timeout 0.5 --warmup-ms 1 --pairs 30", dir, env, mock, bindir);
+		    "wrong.cubin fast.cubin --launch spec.json --timeout 0.5 --warmup-ms 1 --pairs 30", dir, env, M.libcuda, M.bindir);
 	if (rc != 1 || !strstr(out, "candidate 2/7 fast.cubin: ok, 0.01") ||
 	    !strstr(out, "candidate 3/7 fault.cubin: crashed: kernel add_kernel on input set 0: CUDA_ERROR_ILLEGAL_ADDRESS") ||
 	    !strstr(out, "candidate 4/7 fast.cubin: ok") || !strstr(out, "candidate 5/7 hang.cubin: timed_out: no answer within") ||
@@ -467,32 +446,32 @@ static void test_commands(void **state)
 	    !strstr(out, "2 worker restarts"))
 		fail_msg("run: exit %d, output:\n%s", rc, out);
 	rc = sh(out, sizeof out, "cd %s && %s=%s %s/sasstune run good.cubin fast.cubin --launch spec.json --json --warmup-ms 1",
-		dir, env, mock, bindir);
+		dir, env, M.libcuda, M.bindir);
 	if (rc != 0 || !strstr(out, "\"status\":\t\"ok\"") || !strstr(out, "\"candidates_per_s\":") ||
 	    !strstr(out, "\"deterministic\":\ttrue"))
 		fail_msg("run --json: exit %d, output:\n%s", rc, out);
 	rc = sh(out, sizeof out, "cd %s && %s=%s %s/sasstune compare good.cubin fast.cubin --launch spec.json --warmup-ms 1",
-		dir, env, mock, bindir);
+		dir, env, M.libcuda, M.bindir);
 	if (rc != 0 || !strstr(out, "B/A = 0.9") || !strstr(out, "B is ") || !strstr(out, "% faster"))
 		fail_msg("compare: exit %d, output:\n%s", rc, out);
 	rc = sh(out, sizeof out, "cd %s && %s=%s %s/sasstune compare good.cubin wrong.cubin --launch spec.json", dir, env,
-		mock, bindir);
+		M.libcuda, M.bindir);
 	if (rc != 1 || !strstr(out, "sasstune compare: wrong.cubin: mismatch: input set 0: params[2]"))
 		fail_msg("compare wrong: exit %d, output:\n%s", rc, out);
 	rc = sh(out, sizeof out, "cd %s && %s=%s %s/sasstune noise good.cubin --launch spec.json --repeat 2 --json --warmup-ms 1",
-		dir, env, mock, bindir);
+		dir, env, M.libcuda, M.bindir);
 	if (rc != 0 || !strstr(out, "\"max_deviation\":") || !strstr(out, "\"runs\":"))
 		fail_msg("noise: exit %d, output:\n%s", rc, out);
 	rc = sh(out, sizeof out, "cd %s && %s=/nonexistent/libcuda.so.1 %s/sasstune run good.cubin --launch spec.json", dir,
-		env, bindir);
+		env, M.bindir);
 	if (rc != 1 || !strstr(out, "cannot load the CUDA driver /nonexistent/libcuda.so.1") || strchr(out, '\n') != out + strlen(out) - 1)
 		fail_msg("no driver: exit %d, output:\n%s", rc, out);
-	rc = sh(out, sizeof out, "%s/sasstune run x.cubin --launch l.json --pairs 0", bindir);
+	rc = sh(out, sizeof out, "%s/sasstune run x.cubin --launch l.json --pairs 0", M.bindir);
 	assert_int_equal(rc, 2);
-	rc = sh(out, sizeof out, "%s/sasstune-worker --help", bindir);
+	rc = sh(out, sizeof out, "%s/sasstune-worker --help", M.bindir);
 	if (rc != 0 || !strstr(out, "usage: sasstune-worker --serve"))
 		fail_msg("worker --help: exit %d: %s", rc, out);
-	rc = sh(out, sizeof out, "%s/sasstune-worker", bindir);
+	rc = sh(out, sizeof out, "%s/sasstune-worker", M.bindir);
 	assert_int_equal(rc, 2);
 	sh(out, sizeof out, "rm -rf %s", dir);
 }
@@ -591,7 +570,7 @@ static void test_hidden_buffer_command(void **state)
 	write_file(dir, "wrong.cubin", "MOCKCUBIN\nkernel add_kernel\nparams 8 8 128 4 8 8\nop wrong\nend\n");
 	static char out[65536];
 	int rc = sh(out, sizeof out, "cd %s && SASSTUNE_LIBCUDA=%s %s/sasstune run good.cubin wrong.cubin --launch spec.json "
-		    "--timeout 0.5 --warmup-ms 1 --pairs 10", dir, mock, bindir);
+		    "--timeout 0.5 --warmup-ms 1 --pairs 10", dir, M.libcuda, M.bindir);
 	if (rc != 1 || !strstr(out, "candidate 2/2 wrong.cubin: mismatch: input set 0: buffers[0] (out): 1 of 4096 fp32 elements differ"))
 		fail_msg("run: exit %d, output:\n%s", rc, out);
 	sh(out, sizeof out, "rm -rf %s", dir);

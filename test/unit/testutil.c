@@ -103,3 +103,39 @@ int st_test_same_bytes(const st_cubin *a, const st_cubin *b)
 	const uint8_t *da = st_cubin_data(a, &sa), *db = st_cubin_data(b, &sb);
 	return sa == sb && !memcmp(da, db, sa);
 }
+
+const char st_test_mock_spec_json[] =
+	"{\"kernel\":\"add_kernel\",\"grid\":[8],\"block\":[128],\"params\":["
+	"{\"kind\":\"ptr\",\"dtype\":\"fp32\",\"bytes\":16384,\"init\":\"randn\"},"
+	"{\"kind\":\"ptr\",\"dtype\":\"fp32\",\"bytes\":16384,\"init\":\"randn\"},"
+	"{\"kind\":\"ptr\",\"dtype\":\"fp32\",\"bytes\":16384,\"init\":\"randn\"},"
+	"{\"kind\":\"i32\",\"value\":4096},{\"kind\":\"ptr\",\"bytes\":0},{\"kind\":\"ptr\",\"bytes\":0}]}";
+
+void st_test_mock_init(st_test_mock *m, const char *dflt)
+{
+	const char *b = getenv("ST_BUILD_DIR");
+	if (!b || !*b)
+		b = dflt;
+	snprintf(m->bindir, sizeof m->bindir, "%s", b);
+	snprintf(m->worker, sizeof m->worker, "%s/sasstune-worker", m->bindir);
+	snprintf(m->libcuda, sizeof m->libcuda, "%s/test/libcuda_mock.so", m->bindir);
+}
+
+void st_test_mock_options(const st_test_mock *m, st_runtime_options *o)
+{
+	st_runtime_options_init(o);
+	o->worker = m->worker;
+	o->libcuda = m->libcuda;
+	o->warmup_ms = 1;
+	o->pairs = 60;
+	o->timeout_s = 0.5;
+}
+
+st_launch *st_test_mock_spec(void)
+{
+	st_launch *l = NULL;
+	st_error err = {0};
+	if (st_launch_parse(st_test_mock_spec_json, strlen(st_test_mock_spec_json), NULL, &l, &err) != ST_OK)
+		fail_msg("%s", err.msg);
+	return l;
+}

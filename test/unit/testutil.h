@@ -9,6 +9,7 @@
 
 #include "sasstune/cubin.h"
 #include "sasstune/sass.h"
+#include "sasstune/runtime.h"
 #include "sasstune/sched.h"
 
 /* Path of a file under test/fixtures (ST_FIXTURES from ctest, else the source tree).
@@ -39,4 +40,13 @@ st_sched *st_test_sched_new(const st_test_kernel *x, unsigned flags);           
 /* A cubin opened again from c's bytes (fails the test); whether two cubins have the same bytes. */
 st_cubin *st_test_cubin_copy(const st_cubin *c);
 int st_test_same_bytes(const st_cubin *a, const st_cubin *b);
+
+/* The runtime tests' mock CUDA driver: the build folder (ST_BUILD_DIR, else dflt), its
+ * sasstune-worker and test/libcuda_mock.so; options with short timings (1 ms warm-up, 60 pairs,
+ * 0.5 s timeout); the add_kernel launch (two 16 KiB fp32 inputs) of test/mock/cuda_mock.c. */
+typedef struct st_test_mock { char bindir[2048], worker[2100], libcuda[2100]; } st_test_mock;
+void st_test_mock_init(st_test_mock *m, const char *dflt);
+void st_test_mock_options(const st_test_mock *m, st_runtime_options *o);
+extern const char st_test_mock_spec_json[];
+st_launch *st_test_mock_spec(void); /* fails the test */
 #endif
