@@ -3,7 +3,7 @@
 #  (a) random, ppo and greedy at equal wall time (METHOD_BUDGET, default 6s; SEEDS, default 1) on the seven
 #      test/fixtures/triton-sm90 fixtures, GPU reward, every evaluation logged (--log-evals); every
 #      confirmed result re-measured apart by `sasstune compare ORIG TUNED --pairs 400` (REMEASURE_PAIRS);
-#  (b) the bench kernels (BENCH_KERNELS) tuned with the default method inside bench/run.py (budget
+#  (b) unless SKIP_BENCH=1, the bench kernels (BENCH_KERNELS) tuned with the default method inside bench/run.py (budget
 #      BENCH_BUDGET, default 8s, no variants) and re-measured by its own compare (400 pairs), as far as
 #      the time box (TOTAL_S, default 400 s) allows, eval logs appended too.
 # Expected wall time on the H200 (16 cores): build ~60 s, (a) 21 runs x ~9 s + compares ~40 s = ~230 s,
@@ -48,7 +48,7 @@ for f in $FIXTURES; do
 done
 done | tee $R/methods.console
 LEFT=$(( TOTAL_S - ($(date +%s) - T0) ))
-if [ $LEFT -gt 70 ]; then
+if [ $LEFT -gt 70 ] && [ -z "${SKIP_BENCH:-}" ]; then
   timeout $LEFT python3 bench/run.py --out $R/bench --kernels ${BENCH_KERNELS:-add,rmsnorm,softmax,layernorm,mm_leaky_512,swiglu} \
     --budget ${BENCH_BUDGET:-8s} --no-variants --time-limit $(( LEFT - 10 )) --sasstune $ST \
     "--tune-arg=--log-evals $R/logs/bench.jsonl" > $R/bench.console 2>&1
