@@ -29,8 +29,11 @@ def remeasure(c):
 def cell(t, rm):
     if t is None:
         return "failed"
-    base = "%d steps, %.1f/s, search %.2f ms/step, eval %.2f ms" % (
-        t.get("steps", 0), t.get("steps_per_s", 0), t.get("search_ms_per_step", 0), t.get("eval_ms", 0))
+    # search = the search thread's own ms a step; work adds PPO's update time overlapped on its worker
+    own, ev = t.get("search_ms_per_step", 0), t.get("eval_ms", 0)
+    work = t.get("search_work_ms_per_step", own)
+    base = "%d steps, %.1f/s, search %.2f ms/step (work %.2f), eval %.2f ms, search/eval %.0f %%" % (
+        t.get("steps", 0), t.get("steps_per_s", 0), own, work, ev, 100 * own / ev if ev else 0)
     if not t.get("improved"):
         return "no (best quick %.4f); %s" % (t.get("best_quick_ratio", 1), base)
     s = "%.4f [%.4f, %.4f]" % (t["ratio"], t["ratio_lo"], t["ratio_hi"])

@@ -49,6 +49,10 @@ st_status st_sched_undo(st_sched *s, st_error *err);                   /* revert
 void st_sched_reset(st_sched *s);                                      /* undo everything */
 size_t st_sched_depth(const st_sched *s);                              /* applied moves */
 int st_sched_describe(const st_sched *s, st_move m, char *buf, size_t n); /* "swap 0x1a0/0x1b0 (LDG <-> IMAD)" */
+/* Look at the state move m would leave without taking it (peek.c): fn reads the order and control
+ * fields (st_sched_at/ctrl) after m with its fix-ups; the state is as before when it returns. */
+typedef st_status (*st_sched_peek_fn)(void *ctx, const st_sched *s, st_error *err);
+st_status st_sched_peek(st_sched *s, st_move m, st_sched_peek_fn fn, void *ctx, st_error *err);
 
 size_t st_sched_count(const st_sched *s);                 /* slots */
 uint32_t st_sched_at(const st_sched *s, size_t slot);     /* original index of the insn now in slot */

@@ -104,6 +104,7 @@ typedef struct st_search_opts {
 	void *progress_data;
 	unsigned race_pairs;                /* pairs a candidate gets in the race's first round */
 	unsigned choices;                   /* PPO: moves scored per decision, a uniform sample (0 = all) */
+	unsigned async;                     /* PPO: 1 = updates on a worker thread, joined at the next decision */
 	void (*on_eval)(const st_search_eval_note *n, void *data);    /* may be NULL */
 	void *on_eval_data;
 } st_search_opts;
@@ -119,7 +120,8 @@ typedef struct st_search_result {
 	unsigned race_candidates, race_rounds;
 	double seconds;
 	double eval_seconds;    /* of seconds, inside the environment's evaluate (the GPU's share) */
-	double policy_seconds;  /* of seconds, PPO's own work: features, forward passes, updates */
+	double policy_seconds;  /* PPO's own work: features, forward passes, updates (on any thread) */
+	double policy_overlapped_seconds; /* of policy_seconds, on the worker while the search went on */
 	char *schedule_json;    /* the accepted schedule (when env has schedule_json), else NULL */
 } st_search_result;
 void st_search_result_free(st_search_result *r);

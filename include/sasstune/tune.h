@@ -58,6 +58,7 @@ typedef struct st_tune_result {
 	unsigned race_candidates, race_rounds;
 	double seconds, steps_per_s;
 	double eval_seconds, policy_seconds; /* of seconds: in evaluations (GPU/model), PPO's own work */
+	double policy_overlapped_seconds;    /* of policy_seconds: updates on the worker beside the search */
 	uint8_t *cubin; size_t cubin_size;   /* the output (malloc'ed): tuned, or a copy of the input */
 	char *schedule_json;                 /* the output's moves (docs/cubin.md), malloc'ed */
 	char *verification_json;             /* GPU: what was verified, malloc'ed; else NULL */

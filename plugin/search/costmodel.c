@@ -710,7 +710,17 @@ static st_status ce_json(void *d, char **out, st_error *err)
 
 static float clipf(double v) { return v > 1 ? 1.0f : v < -1 ? -1.0f : (float)v; }
 
-/* Cycles one execution of block b saves with move mv (applied, measured, undone). */
+typedef struct peek_cost { st_costmodel *m; size_t b; double cycles; } peek_cost;
+
+static st_status peek_block(void *ctx, const st_sched *s, st_error *err)
+{
+	(void)err;
+	peek_cost *pc = ctx;
+	pc->cycles = block_cost(pc->m, s, pc->b, true, NULL);
+	return ST_OK;
+}
+
+/* Cycles one execution of block b saves with move mv (looked at through st_sched_peek). */
 static st_status move_gain(cm_env *e, st_move mv, size_t b, float *gain, st_error *err)
 {
 	st_costmodel *m = e->m;
@@ -731,13 +741,11 @@ static st_status move_gain(cm_env *e, st_move mv, size_t b, float *gain, st_erro
 		*gain = e->gm[i].gain;
 		return ST_OK;
 	}
-	st_status rc = st_sched_apply(e->s, mv, err);
+	peek_cost pc = {m, b, 0};
+	st_status rc = st_sched_peek(e->s, mv, peek_block, &pc, err); /* no legality refresh either way */
 	if (rc)
 		return rc;
-	double after = block_cost(m, e->s, b, true, NULL);
-	rc = st_sched_undo(e->s, err);
-	if (rc)
-		return rc;
+	double after = pc.cycles;
 	*gain = clipf((e->bcost[b] - after) / block_runs(m, b) / 16.0);
 	e->gm[i].key = key;
 	e->gm[i].gain = *gain;

@@ -53,7 +53,8 @@ static const opt_desc opt_table[] = {
 	OPT("ppo.ent_coef", ent_coef, OPT_DBL, 0, 10, 0.01),
 	OPT("ppo.vf_coef", vf_coef, OPT_DBL, 0, 100, 0.5),
 	OPT("ppo.max_grad_norm", max_grad_norm, OPT_DBL, 0, 1e9, 0.5),
-	OPT("ppo.choices", choices, OPT_UNS, 0, 1e7, 64),
+	OPT("ppo.choices", choices, OPT_UNS, 0, 1e7, 16),
+	OPT("ppo.async", async, OPT_UNS, 0, 1, 1),
 	OPT("progress_every", progress_every, OPT_UNS, 1, 1e9, 16),
 };
 #define N_OPTS (sizeof opt_table / sizeof opt_table[0])
@@ -252,21 +253,17 @@ typedef struct run {
 	size_t *pick;         /* PPO: the moves behind feat's rows (a sample when ppo.choices < n) */
 	size_t pick_cap;
 	/* PPO */
-	st_policy *pol;
-	st_adam adam;
-	double *grad, *adv_raw, *z, *pr, *h;
+	st_policy *pol;       /* the weights the learner trains */
+	st_policy act;        /* ppo.async: the weights the search acts with (pol's as of the last join) */
+	const st_policy *actp; /* &act, or pol when updates run in this thread */
+	st_ppo_learner learn;
+	double update_s, wait_s; /* async: the updates' time on the worker, the time spent joining them */
+	double *z, *pr, *h;
 	size_t z_cap;
-	st_ppo_step *buf;
-	size_t n_buf;
-	float *bfeat;
-	size_t bfeat_len, bfeat_cap;
-	double *bprior;       /* aimed PPO: log weight of each row of bfeat (bfeat_cap / NFEAT rows) */
-	size_t bprior_cap;
+	st_ppo_batch roll;    /* the rollout being filled (aimed: roll.prior = log weight of each row) */
 	double *w;            /* aimed proposals: the current state's move weights */
 	size_t w_cap;
 	int aimed;            /* some environment has weights */
-	size_t *idx;
-	st_ppo_work work;
 } run;
 
 static double now_s(void)
@@ -599,74 +596,49 @@ static size_t weighted_pick(run *r, size_t n)
 	return n - 1;
 }
 
-static st_status ppo_update(run *r, double bootstrap, st_error *err)
+/* The update over the full rollout: here, or (ppo.async) started on the learner's worker; a
+ * running update was joined before, so the acting weights are the policy's when it starts. */
+static st_status ppo_update(run *r, double bootstrap, int async, st_error *err)
 {
 	const st_search_opts *o = r->o;
-	const size_t T = r->n_buf;
-	st_ppo_step *b = r->buf;
-	double gae = 0;
-	for (size_t k = T; k-- > 0;) {
-		double next = k + 1 < T ? b[k + 1].value : bootstrap;
-		double nonterm = b[k].done ? 0.0 : 1.0;
-		double delta = b[k].reward + o->gamma * next * nonterm - b[k].value;
-		gae = delta + o->gamma * o->lambda * nonterm * gae;
-		r->adv_raw[k] = gae;
-		b[k].ret = gae + b[k].value;
-	}
 	double lr = o->lr;
 	if (o->anneal && o->steps) {
 		double left = 1.0 - (double)r->steps / (double)o->steps;
 		lr *= left > 0 ? left : 0;
 	}
-	const st_ppo_hyper hp = {.clip = o->clip, .ent_coef = o->ent_coef, .vf_coef = o->vf_coef,
-				 .prior = r->aimed ? r->bprior : NULL};
-	for (size_t k = 0; k < T; k++)
-		r->idx[k] = k;
-	for (unsigned ep = 0; ep < o->epochs; ep++) {
-		for (size_t k = T; k > 1; k--) {
-			size_t j = st_rng_below(&r->rng, k), t = r->idx[k - 1];
-			r->idx[k - 1] = r->idx[j];
-			r->idx[j] = t;
-		}
-		for (size_t at = 0; at < T; at += o->minibatch) {
-			size_t m = T - at < o->minibatch ? T - at : o->minibatch;
-			const size_t *mb = r->idx + at;
-			double mean = 0, var = 0;
-			for (size_t k = 0; k < m; k++)
-				mean += r->adv_raw[mb[k]];
-			mean /= (double)m;
-			for (size_t k = 0; k < m; k++)
-				var += (r->adv_raw[mb[k]] - mean) * (r->adv_raw[mb[k]] - mean);
-			double sd = m > 1 ? sqrt(var / (double)(m - 1)) : 0;
-			for (size_t k = 0; k < m; k++)
-				b[mb[k]].adv = (r->adv_raw[mb[k]] - mean) / (sd + 1e-8);
-			memset(r->grad, 0, r->pol->n_params * sizeof(double));
-			double loss;
-			st_status s = st_ppo_loss(r->pol, r->bfeat, b, mb, m, &hp, &r->work, &loss, r->grad, err);
-			if (s)
-				return s;
-			st_adam_step(&r->adam, r->pol->theta, r->grad, lr, o->max_grad_norm);
-		}
-	}
-	r->pol->trained_steps += T;
-	r->n_buf = 0;
-	r->bfeat_len = 0;
-	return ST_OK;
+	if (async)
+		return st_ppo_learner_start(&r->learn, &r->roll, lr, bootstrap, r->aimed, st_rng_next(&r->rng), err);
+	return st_ppo_learn(&r->learn, &r->roll, lr, bootstrap, r->aimed, &r->rng, err);
+}
+
+/* Wait for a running update (a fixed point of the search: its next decision, or the end) and act
+ * with its weights from here on. */
+static st_status ppo_join(run *r, st_error *err)
+{
+	if (!r->learn.running)
+		return ST_OK;
+	double t0 = now_s();
+	st_status s = st_ppo_learner_join(&r->learn, &r->update_s, err);
+	r->wait_s += now_s() - t0;
+	memcpy(r->act.theta, r->pol->theta, r->pol->n_params * sizeof(double));
+	return s;
 }
 
 /* Choose among the n moves (+ stop when allowed) in r->feat; records the decision. */
 static st_status ppo_choose(run *r, size_t n, size_t n_all, int can_stop, double step_frac, size_t *action,
 			     st_error *err)
 {
-	st_policy *p = r->pol;
+	const st_policy *p = r->actp;
 	const size_t H = p->hidden, F = ST_SEARCH_NFEAT, c = n + (can_stop != 0);
 	st_status s;
 	float state[ST_STATE_NFEAT];
 	st_state_features(r->feat, n, step_frac, state);
 	state[ST_SEARCH_NFEAT + 1] = (float)(log((double)n_all + 1.0) / 8.0); /* every legal move counts */
-	if (r->n_buf >= r->o->rollout) {
+	if ((s = ppo_join(r, err)))
+		return s;
+	if (r->roll.n >= r->o->rollout) {
 		double boot = st_mlp_forward(p, &p->critic, state, r->h, r->h + H);
-		if ((s = ppo_update(r, boot, err)))
+		if ((s = ppo_update(r, boot, r->o->async, err)))
 			return s;
 	}
 	if ((s = grow((void **)&r->z, &r->z_cap, c, 2 * sizeof(double), err)))
@@ -685,24 +657,25 @@ static st_status ppo_choose(run *r, size_t n, size_t n_all, int can_stop, double
 			break;
 		}
 	}
-	if ((s = grow((void **)&r->bfeat, &r->bfeat_cap, r->bfeat_len + c * F, sizeof(float), err)))
+	st_ppo_batch *b = &r->roll;
+	if ((s = grow((void **)&b->feat, &b->feat_cap, b->feat_len + c * F, sizeof(float), err)))
 		return s;
-	st_ppo_step *st = &r->buf[r->n_buf++];
+	st_ppo_step *st = &b->buf[b->n++];
 	memset(st, 0, sizeof *st);
-	st->feat_off = r->bfeat_len;
+	st->feat_off = b->feat_len;
 	st->n = c;
 	st->action = a;
 	st->logp = r->z[a] - lse;
 	memcpy(st->state, state, sizeof state);
 	st->value = st_mlp_forward(p, &p->critic, state, r->h, r->h + H);
 	if (r->aimed) {
-		if ((s = grow((void **)&r->bprior, &r->bprior_cap, r->bfeat_cap / F, sizeof(double), err)))
+		if ((s = grow((void **)&b->prior, &b->prior_cap, b->feat_cap / F, sizeof(double), err)))
 			return s;
 		for (size_t j = 0; j < c; j++)
-			r->bprior[r->bfeat_len / F + j] = j < n ? log(r->w[j]) : 0;
+			b->prior[b->feat_len / F + j] = j < n ? log(r->w[j]) : 0;
 	}
-	memcpy(r->bfeat + r->bfeat_len, r->feat, c * F * sizeof(float));
-	r->bfeat_len += c * F;
+	memcpy(b->feat + b->feat_len, r->feat, c * F * sizeof(float));
+	b->feat_len += c * F;
 	*action = a;
 	return ST_OK;
 }
@@ -773,7 +746,7 @@ static st_status episode(run *r, envrun *e, int ppo, st_error *err)
 			if (s)
 				return s;
 			a = a == k ? n : r->pick[a]; /* row k is the stop action */
-			last = r->n_buf - 1;   /* an update may have emptied the rollout before it */
+			last = r->roll.n - 1;   /* an update may have emptied the rollout before it */
 		} else {
 			a = e->env->weight ? weighted_pick(r, n) : st_rng_below(&r->rng, n);
 		}
@@ -787,7 +760,7 @@ static st_status episode(run *r, envrun *e, int ppo, st_error *err)
 			if ((s = eval_pending(r, e, &reward, &rejected, err)))
 				return s;
 			if (last != SIZE_MAX)
-				r->buf[last].reward += reward;
+				r->roll.buf[last].reward += reward;
 		}
 		progress(r, 0);
 		if (stop || rejected)
@@ -796,8 +769,8 @@ static st_status episode(run *r, envrun *e, int ppo, st_error *err)
 	if ((s = eval_pending(r, e, &reward, &rejected, err)))
 		return s;
 	if (last != SIZE_MAX) {
-		r->buf[last].reward += reward;
-		r->buf[last].done = 1;
+		r->roll.buf[last].reward += reward;
+		r->roll.buf[last].done = 1;
 	}
 	return ST_OK;
 }
@@ -950,17 +923,13 @@ static void run_free(run *r)
 	free(r->er);
 	free(r->feat);
 	free(r->pick);
-	st_adam_free(&r->adam);
-	free(r->grad);
-	free(r->adv_raw);
+	if (r->pol)
+		st_ppo_learner_free(&r->learn); /* joins a running update */
+	free(r->act.theta);
 	free(r->z);
 	free(r->h);
-	free(r->buf);
-	free(r->bfeat);
-	free(r->bprior);
+	st_ppo_batch_free(&r->roll);
 	free(r->w);
-	free(r->idx);
-	st_ppo_work_free(&r->work);
 }
 
 static st_status run_setup(run *r, const st_search_env *const *envs, size_t n_envs, st_policy *policy,
@@ -990,13 +959,22 @@ static st_status run_setup(run *r, const st_search_env *const *envs, size_t n_en
 	if (!ppo)
 		return ST_OK;
 	r->pol = policy;
+	r->actp = policy;
+	st_status s = st_ppo_learner_init(&r->learn, policy, o, err);
+	if (s)
+		return s;
 	size_t np = policy->n_params, T = o->rollout;
-	r->grad = malloc(np * sizeof(double));
-	r->adv_raw = malloc(T * sizeof(double));
-	r->buf = malloc(T * sizeof *r->buf);
-	r->idx = malloc(T * sizeof *r->idx);
+	r->roll.buf = malloc(T * sizeof *r->roll.buf);
+	r->roll.cap = T;
 	r->h = malloc(2 * policy->hidden * sizeof(double));
-	if (!r->grad || !r->adv_raw || !r->buf || !r->idx || !r->h || st_adam_init(&r->adam, np))
+	if (o->async) {
+		r->act = *policy;
+		r->act.theta = malloc(np * sizeof(double));
+		r->actp = &r->act;
+		if (r->act.theta)
+			memcpy(r->act.theta, policy->theta, np * sizeof(double));
+	}
+	if (!r->roll.buf || !r->h || (o->async && !r->act.theta))
 		return st_error_set(err, ST_ENOMEM, "out of memory for PPO");
 	return ST_OK;
 }
@@ -1035,7 +1013,7 @@ st_status st_search_run(const st_search_env *const *envs, size_t n_envs, st_poli
 			goto out;
 		}
 	}
-	if (ppo && r.n_buf >= opts->minibatch && (s = ppo_update(&r, 0.0, err)))
+	if (ppo && ((s = ppo_join(&r, err)) || (r.roll.n >= opts->minibatch && (s = ppo_update(&r, 0.0, 0, err)))))
 		goto out;
 	progress(&r, 1);
 	for (size_t i = 0; i < n_envs; i++)
@@ -1045,7 +1023,11 @@ st_status st_search_run(const st_search_env *const *envs, size_t n_envs, st_poli
 	for (size_t i = 0; i < n_envs; i++) {
 		results[i].seconds = el;
 		results[i].eval_seconds = r.eval_s;
-		results[i].policy_seconds = r.policy_s;
+		/* PPO's own work: on this thread (waits for the worker included), plus what the worker
+		 * did while this thread went on (the overlapped part) */
+		double overlapped = r.update_s > r.wait_s ? r.update_s - r.wait_s : 0;
+		results[i].policy_seconds = r.policy_s + overlapped;
+		results[i].policy_overlapped_seconds = overlapped;
 	}
 out:
 	if (s)

@@ -114,6 +114,50 @@ st_status st_adam_init(st_adam *a, size_t n);
 void st_adam_free(st_adam *a);
 void st_adam_step(st_adam *a, double *theta, double *grad, double lr, double max_norm);
 
+/* ---- the PPO learner (learn.c) ---------------------------------------------- */
+/* One rollout: the decisions and the feature rows (and, aimed, the logit priors) they chose among. */
+typedef struct st_ppo_batch {
+	st_ppo_step *buf;
+	size_t n, cap;           /* decisions; cap = ppo.rollout */
+	float *feat;
+	size_t feat_len, feat_cap;
+	double *prior;           /* aimed PPO: one per row of feat (feat_cap / NFEAT rows), else unused */
+	size_t prior_cap;
+} st_ppo_batch;
+
+/* Updates the policy from finished rollouts (GAE, epochs of minibatches, Adam), either in the
+ * caller's thread or on a worker thread (ppo.async): st_ppo_learner_start takes the rollout (the
+ * caller gets the learner's emptied batch back to fill) and returns at once; the caller acts with
+ * its own copy of the weights until st_ppo_learner_join, which it calls at a fixed point of the
+ * search (the next decision), never by timing, so a seed gives the same result.  Between start and
+ * join only the learner touches the policy, its Adam state and its batch. */
+typedef struct st_ppo_learner {
+	st_policy *pol;
+	const st_search_opts *o;
+	st_adam adam;
+	double *grad, *adv_raw;
+	size_t *idx;
+	st_ppo_work work;
+	st_ppo_batch batch;      /* the rollout being learned from */
+	st_rng rng;              /* async: the minibatch shuffles (seeded from the search's stream at start) */
+	double lr, bootstrap, update_s;
+	int prior, running;
+	void *thread;            /* pthread_t, when running */
+	st_status status;
+	st_error err;
+} st_ppo_learner;
+st_status st_ppo_learner_init(st_ppo_learner *l, st_policy *pol, const st_search_opts *o, st_error *err);
+void st_ppo_learner_free(st_ppo_learner *l);   /* joins a running update first */
+/* The update over *b in this thread (shuffles from rng); empties *b. */
+st_status st_ppo_learn(st_ppo_learner *l, st_ppo_batch *b, double lr, double bootstrap, int prior, st_rng *rng,
+		       st_error *err);
+/* Start the update over *b on a worker; *b and the learner's batch change places. */
+st_status st_ppo_learner_start(st_ppo_learner *l, st_ppo_batch *b, double lr, double bootstrap, int prior,
+			       uint64_t seed, st_error *err);
+/* Wait for the running update (none: returns at once); *update_s += its time on the worker. */
+st_status st_ppo_learner_join(st_ppo_learner *l, double *update_s, st_error *err);
+void st_ppo_batch_free(st_ppo_batch *b);
+
 /* Masked softmax helper: p[i] = softmax(z)[i]; returns log-sum-exp. */
 double st_softmax(const double *z, size_t n, double *p);
 

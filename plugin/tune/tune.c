@@ -447,6 +447,7 @@ static void result_counts(st_tune_result *r, const st_search_result *sr)
 	r->seconds = sr->seconds;
 	r->eval_seconds = sr->eval_seconds;
 	r->policy_seconds = sr->policy_seconds;
+	r->policy_overlapped_seconds = sr->policy_overlapped_seconds;
 	r->steps_per_s = sr->seconds > 0 ? (double)sr->steps / sr->seconds : 0;
 	r->best = sr->best;
 }

@@ -315,6 +315,77 @@ static void test_env(void **state)
 	st_cubin_free(c);
 }
 
+/* st_sched_peek: inside fn the order and control fields are those st_sched_apply makes (fix-ups
+ * included); afterwards the state, its legal moves among them, is as before. */
+typedef struct snap {
+	size_t n;
+	uint32_t *at;
+	st_ctrl *ctrl;
+} snap;
+
+static st_status take_snap(void *ctx, const st_sched *s, st_error *err)
+{
+	(void)err;
+	snap *p = ctx;
+	for (size_t i = 0; i < p->n; i++) {
+		p->at[i] = st_sched_at(s, i);
+		p->ctrl[i] = st_sched_ctrl(s, i);
+	}
+	return ST_OK;
+}
+
+static void snap_init(snap *p, size_t n)
+{
+	p->n = n;
+	p->at = calloc(n, sizeof *p->at);
+	p->ctrl = calloc(n, sizeof *p->ctrl);
+	assert_non_null(p->at);
+	assert_non_null(p->ctrl);
+}
+
+static void test_peek(void **state)
+{
+	(void)state;
+	const fx *f = &fixtures[5];
+	st_cubin *c = open_fx(f->cubin);
+	char *lp;
+	st_sass_opts o = opts_for(f->sass, &lp);
+	st_sass_kernel *k = decode(c, "matmul_kernel", &o);
+	st_sched *s = NULL;
+	st_error err = {0};
+	assert_int_equal(st_sched_new(k, c, ST_SCHED_WIDE, &s, &err), ST_OK);
+	const size_t N = st_sched_count(s), n = st_sched_move_count(s);
+	snap before, in, applied;
+	snap_init(&before, N);
+	snap_init(&in, N);
+	snap_init(&applied, N);
+	take_snap(&before, s, NULL);
+	size_t swaps = 0;
+	for (size_t i = 0; i < n; i += 5) {
+		st_move mv = st_sched_move(s, i);
+		assert_int_equal(st_sched_peek(s, mv, take_snap, &in, &err), ST_OK);
+		take_snap(&applied, s, NULL); /* the state is back */
+		assert_memory_equal(applied.at, before.at, N * sizeof *before.at);
+		assert_memory_equal(applied.ctrl, before.ctrl, N * sizeof *before.ctrl);
+		assert_int_equal(st_sched_move_count(s), n);
+		st_move again = st_sched_move(s, i);
+		assert_true(again.kind == mv.kind && again.arg == mv.arg && again.slot == mv.slot);
+		assert_int_equal(st_sched_apply(s, mv, &err), ST_OK);
+		take_snap(&applied, s, NULL);
+		assert_memory_equal(in.at, applied.at, N * sizeof *in.at);
+		assert_memory_equal(in.ctrl, applied.ctrl, N * sizeof *in.ctrl);
+		assert_int_equal(st_sched_undo(s, &err), ST_OK);
+		swaps += mv.kind == ST_MOVE_SWAP;
+	}
+	assert_true(swaps > 0);
+	assert_int_equal(st_sched_peek(s, st_sched_move(s, 0), NULL, NULL, &err), ST_EINVAL);
+	free(before.at), free(before.ctrl), free(in.at), free(in.ctrl), free(applied.at), free(applied.ctrl);
+	st_sched_free(s);
+	st_sass_free(k);
+	free(lp);
+	st_cubin_free(c);
+}
+
 /* st_cubin_set_ctrl: only bits 105..124 may change, and the edit follows its instruction. */
 static void test_set_ctrl(void **state)
 {
@@ -357,6 +428,7 @@ int main(void)
 		cmocka_unit_test(test_set_ctrl),
 		cmocka_unit_test(test_listing_agrees_with_check),
 		cmocka_unit_test(test_env),
+		cmocka_unit_test(test_peek),
 		cmocka_unit_test(test_cache_is_exact),
 		cmocka_unit_test(test_walks_pass_check),
 	};

@@ -511,27 +511,34 @@ static void test_same_seed_same_result(void **state)
 		st_search_result_free(&b);
 		st_search_result_free(&c);
 	}
-	/* and the trained policy is bit-identical */
-	char *js[2];
-	for (int k = 0; k < 2; k++) {
+	/* and the trained policy is bit-identical, with the updates on a worker thread (ppo.async,
+	 * joined at a fixed step, not by timing) and in the search's own thread */
+	char *js[4];
+	for (int k = 0; k < 4; k++) {
 		toy t;
 		toy_init(&t, 30, 2, 2, 0.02);
 		st_search_env env = toy_env(&t, "toy");
 		const st_search_env *envs[] = {&env};
 		st_search_opts o = base_opts(ST_SEARCH_PPO, 9, 300);
+		o.async = k < 2;
 		st_policy *p;
 		st_search_result res;
 		assert_int_equal(st_policy_new(16, 3, &p, NULL), ST_OK);
 		assert_int_equal(st_search_run(envs, 1, p, &o, &res, NULL), ST_OK);
 		assert_true(p->trained_steps >= 256);
+		assert_true(res.policy_overlapped_seconds >= 0 && res.policy_overlapped_seconds <= res.policy_seconds);
+		if (!o.async)
+			assert_true(res.policy_overlapped_seconds == 0);
 		assert_int_equal(st_policy_to_json(p, &js[k], NULL), ST_OK);
 		st_search_result_free(&res);
 		st_policy_free(p);
 		toy_free(&t);
 	}
 	assert_string_equal(js[0], js[1]);
-	free(js[0]);
-	free(js[1]);
+	assert_string_equal(js[2], js[3]);
+	assert_string_not_equal(js[0], js[2]); /* one decision per update acts with the older weights */
+	for (int k = 0; k < 4; k++)
+		free(js[k]);
 }
 
 /* Quick evaluations that lie (+5 %) must not be accepted: the confirmation
@@ -841,7 +848,8 @@ static void test_choices_and_notes(void **state)
 	toy_free(&t);
 	st_search_opts d;
 	st_search_opts_init(&d);
-	assert_int_equal(d.choices, 64);
+	assert_int_equal(d.choices, 16);
+	assert_int_equal(d.async, 1);
 	assert_int_equal(d.confirm_top, 8);
 	assert_int_equal(d.race_pairs, 50);
 	st_error err;

@@ -182,6 +182,85 @@ static void test_gradient_check_detects_error(void **state)
 	st_policy_free(p);
 }
 
+/* A rollout of 8 decisions of 3 choices each, as the search records them. */
+static void make_rollout(st_ppo_batch *b, st_rng *r)
+{
+	const size_t T = 8, C = 3, F = ST_SEARCH_NFEAT;
+	memset(b, 0, sizeof *b);
+	b->buf = calloc(T, sizeof *b->buf);
+	b->feat = malloc(T * C * F * sizeof(float));
+	assert_non_null(b->buf);
+	assert_non_null(b->feat);
+	b->cap = T;
+	b->feat_cap = T * C * F;
+	for (size_t k = 0; k < T; k++) {
+		st_ppo_step *s = &b->buf[b->n++];
+		s->feat_off = b->feat_len;
+		s->n = C;
+		for (size_t j = 0; j < C * F; j++)
+			b->feat[b->feat_len++] = (float)(2 * st_rng_uniform(r) - 1);
+		for (size_t j = 0; j < ST_STATE_NFEAT; j++)
+			s->state[j] = (float)(2 * st_rng_uniform(r) - 1);
+		s->action = st_rng_below(r, C);
+		s->logp = log(1.0 / C) + 0.1 * st_rng_normal(r);
+		s->value = st_rng_normal(r);
+		s->reward = st_rng_normal(r);
+		s->done = k == 3 || k == 7;
+	}
+}
+
+/* The learner on a worker thread (ppo.async) computes exactly the update st_ppo_learn makes in
+ * the caller's thread from the same rollout and shuffle seed; start hands back an empty batch. */
+static void test_learner_async_equals_sync(void **state)
+{
+	(void)state;
+	st_search_opts o;
+	st_search_opts_init(&o);
+	o.rollout = 8;
+	o.minibatch = 4;
+	o.epochs = 3;
+	st_policy *p[2];
+	st_ppo_learner l[2];
+	st_ppo_batch b[2];
+	st_error err;
+	for (int k = 0; k < 2; k++) {
+		assert_int_equal(st_policy_new(8, 5, &p[k], &err), ST_OK);
+		assert_int_equal(st_ppo_learner_init(&l[k], p[k], &o, &err), ST_OK);
+		st_rng r;
+		st_rng_seed(&r, 77);
+		make_rollout(&b[k], &r);
+	}
+	double *before = malloc(p[0]->n_params * sizeof(double));
+	memcpy(before, p[0]->theta, p[0]->n_params * sizeof(double));
+	st_rng shuffle;
+	st_rng_seed(&shuffle, 1234);
+	assert_int_equal(st_ppo_learn(&l[0], &b[0], 1e-2, 0.5, 0, &shuffle, &err), ST_OK);
+	assert_int_equal(b[0].n, 0);
+	assert_int_equal(st_ppo_learner_start(&l[1], &b[1], 1e-2, 0.5, 0, 1234, &err), ST_OK);
+	assert_int_equal(b[1].n, 0);       /* the learner's empty batch came back */
+	assert_int_equal(b[1].cap, 8);
+	assert_int_equal(st_ppo_learner_start(&l[1], &b[1], 1e-2, 0.5, 0, 1234, &err), ST_EINVAL);
+	double t = 0;
+	assert_int_equal(st_ppo_learner_join(&l[1], &t, &err), ST_OK);
+	assert_true(t >= 0);
+	assert_int_equal(st_ppo_learner_join(&l[1], &t, &err), ST_OK); /* nothing running: at once */
+	assert_memory_equal(p[0]->theta, p[1]->theta, p[0]->n_params * sizeof(double));
+	assert_memory_not_equal(p[0]->theta, before, p[0]->n_params * sizeof(double));
+	assert_int_equal(p[1]->trained_steps, 8);
+	/* freed while an update runs: the free joins it first (ASan sees no use after free) */
+	st_rng r;
+	st_rng_seed(&r, 78);
+	st_ppo_batch_free(&b[1]);
+	make_rollout(&b[1], &r);
+	assert_int_equal(st_ppo_learner_start(&l[1], &b[1], 1e-2, 0.0, 0, 9, &err), ST_OK);
+	for (int k = 0; k < 2; k++) {
+		st_ppo_learner_free(&l[k]);
+		st_ppo_batch_free(&b[k]);
+		st_policy_free(p[k]);
+	}
+	free(before);
+}
+
 static void test_adam_minimises_quadratic(void **state)
 {
 	(void)state;
@@ -342,6 +421,7 @@ int main(void)
 		cmocka_unit_test(test_gradient_check),
 		cmocka_unit_test(test_gradient_check_detects_error),
 		cmocka_unit_test(test_adam_minimises_quadratic),
+		cmocka_unit_test(test_learner_async_equals_sync),
 		cmocka_unit_test(test_policy_roundtrip),
 		cmocka_unit_test(test_policy_malformed),
 	};

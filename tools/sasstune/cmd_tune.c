@@ -136,7 +136,10 @@ static void report_json(const st_tune_result *r, const tune_report *t)
 	cJSON_AddNumberToObject(j, "steps_per_s", r->steps_per_s);
 	cJSON_AddNumberToObject(j, "eval_seconds", r->eval_seconds);
 	cJSON_AddNumberToObject(j, "policy_seconds", r->policy_seconds);
+	cJSON_AddNumberToObject(j, "policy_overlapped_seconds", r->policy_overlapped_seconds);
 	cJSON_AddNumberToObject(j, "search_ms_per_step", t->own_ms);
+	cJSON_AddNumberToObject(j, "search_work_ms_per_step",
+				t->own_ms + (r->steps ? 1e3 * r->policy_overlapped_seconds / (double)r->steps : 0.0));
 	cJSON_AddNumberToObject(j, "eval_ms", t->eval_ms);
 	cJSON_AddNumberToObject(j, "confirm_pairs_spent", (double)r->confirm_pairs_spent);
 	cJSON_AddNumberToObject(j, "race_candidates", r->race_candidates);
@@ -169,9 +172,13 @@ static void report_text(const st_tune_result *r, const tune_report *t)
 	printf("%s: %s, reward %s, %llu steps in %.1f s (%.1f steps/s), %llu evaluations, %llu rejected\n",
 	       r->kernel, t->method, t->gpu ? "gpu" : "model", (unsigned long long)r->steps, r->seconds, r->steps_per_s,
 	       (unsigned long long)r->evals, (unsigned long long)r->rejected);
-	printf("%s: cost per step: search %.3f ms (policy %.3f ms), evaluation %.3f ms each; confirmation: "
+	double per = r->steps ? 1e3 / (double)r->steps : 0.0;
+	char over[96] = "";
+	if (r->policy_overlapped_seconds > 0) /* the part of PPO's work a worker did beside the search */
+		snprintf(over, sizeof over, ", %.3f ms of it overlapped", per * r->policy_overlapped_seconds);
+	printf("%s: cost per step: search %.3f ms (policy %.3f ms%s), evaluation %.3f ms each; confirmation: "
 	       "race of %u in %u rounds, %llu pairs\n",
-	       r->kernel, t->own_ms, r->steps ? 1e3 * r->policy_seconds / (double)r->steps : 0.0, t->eval_ms,
+	       r->kernel, t->own_ms, per * r->policy_seconds, over, t->eval_ms,
 	       r->race_candidates, r->race_rounds, (unsigned long long)r->confirm_pairs_spent);
 	printf("%s: %s\n", r->kernel, r->message);
 	if (strcmp(r->aim, "off"))
