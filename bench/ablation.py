@@ -103,6 +103,28 @@ def cell(t):
     return txt
 
 
+def cost_lines(results, names):
+    """Per configuration: steps/s, and the search's own work and its policy's per step as a share of
+    one evaluation (issue 16: PPO's <= 10 %), the range over the kernels that report them."""
+    out = []
+    for n in names:
+        ts = [r["configs"].get(n) or {} for r in results if not r.get("error")]
+        ts = [t for t in ts if t.get("steps") and t.get("eval_ms")]
+        if not ts:
+            continue
+        own = [100 * t["search_ms_per_step"] / t["eval_ms"] for t in ts if t.get("search_ms_per_step") is not None]
+        pol = [100 * 1000 * t["policy_seconds"] / t["steps"] / t["eval_ms"] for t in ts if t.get("policy_seconds")]
+        sps = [t["steps_per_s"] for t in ts if t.get("steps_per_s")]
+        txt = "- %s, cost per step over %d kernels: %.1f-%.1f steps/s" % (n, len(ts), min(sps), max(sps)) if sps else \
+            "- %s, cost per step over %d kernels:" % (n, len(ts))
+        if own:
+            txt += "; the search's own work %.1f-%.1f %% of one evaluation" % (min(own), max(own))
+        if pol:
+            txt += "; the policy's %.1f-%.1f %%" % (min(pol), max(pol))
+        out.append(txt)
+    return out
+
+
 def markdown(run, results, names):
     lines = ["# Equal-budget ablation of the SASS search (%s)" % run["date"], "",
              "Command: `%s`; budget %s per kernel and configuration, no compile variants; speedup = "
@@ -122,6 +144,7 @@ def markdown(run, results, names):
                      (((r["configs"].get(n) or {}).get("remeasure") or {}).get("speedup_hi") or 2) < 1.0)
         lines.append("- %s: geometric mean %s over %d kernels; %d resolved slower than stock" %
                      (n, "%.4f" % g if g else "–", len([v for v in sp if v]), slower))
+    lines += cost_lines(results, names)
     gaps = [(r["case"], n, t["ratio"], t["remeasure"]["speedup"]) for r in results if not r.get("error")
             for n, t in r["configs"].items() if t.get("confirmed") and t.get("ratio")
             and "speedup" in (t.get("remeasure") or {}) and not t["remeasure"].get("same_as_stock")]

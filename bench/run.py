@@ -190,7 +190,9 @@ def summarize_tune(j, s, budget_s):
              ratio_lo=first(j, "ratio_lo", "lo"), ratio_hi=first(j, "ratio_hi", "hi"), pairs=first(j, "pairs"),
              model_ratio=first(j, "model_ratio"), steps=first(j, "steps"), evals=first(j, "evals"),
              rejected=first(j, "rejected"), seconds=first(j, "seconds"), steps_per_s=first(j, "steps_per_s"),
-             device=first(j, "device"), message=first(j, "message"), aim=first(j, "aim"), aim_ms=first(j, "aim_ms"))
+             device=first(j, "device"), message=first(j, "message"), aim=first(j, "aim"), aim_ms=first(j, "aim_ms"),
+             search_ms_per_step=first(j, "search_ms_per_step"), eval_ms=first(j, "eval_ms"),
+             policy_seconds=first(j, "policy_seconds"))
     if t["steps_per_s"] is None and t["steps"] and t["seconds"]:
         t["steps_per_s"] = t["steps"] / t["seconds"]
     if s["rc"] not in (0, None) and not t.get("message"):

@@ -68,3 +68,18 @@ def test_report_rewrite_keeps_every_hand_written_section(tmp_path):
                          "\n<!-- ablation -->\n## Ablation\nA\n<!-- end of ablation -->\n")
     report.main(["--none", "--md", str(md)])
     assert md.read_text() == text                 # kept once, not stacked
+
+
+def test_markdown_cost_per_step():
+    run = {"date": "d", "command": "c", "budget_s": 6.0, "pairs": 400}
+    t1 = dict(_t(1.0, 1.0, 1.0, same=True), steps=100, steps_per_s=50.0, eval_ms=10.0, search_ms_per_step=0.5,
+              policy_seconds=0.03)
+    t2 = dict(_t(1.0, 1.0, 1.0, same=True), steps=200, steps_per_s=150.0, eval_ms=5.0, search_ms_per_step=0.1,
+              policy_seconds=0.0)
+    md = A.markdown(run, [{"case": "k1", "configs": {"ppo": t1, "rw": t2}},
+                          {"case": "k2", "configs": {"ppo": t2, "rw": t2}}], ["ppo", "rw"])
+    # ppo: own 5 % (k1) and 2 % (k2); policy 0.3 ms a step = 3 % of 10 ms on k1 (k2 has none)
+    assert "- ppo, cost per step over 2 kernels: 50.0-150.0 steps/s; the search's own work 2.0-5.0 % of one " \
+        "evaluation; the policy's 3.0-3.0 %" in md
+    assert "- rw, cost per step over 2 kernels: 150.0-150.0 steps/s; the search's own work 2.0-2.0 % of one " \
+        "evaluation\n" in md
