@@ -24,7 +24,7 @@ typedef struct st_sched st_sched;
 enum { ST_SCHED_WIDE = 1, ST_SCHED_NO_CTRL = 2, /* any non-fence insn may move; no control-code moves */
        ST_SCHED_HOIST = 4, ST_SCHED_WAIT = 8, /* the hoist (ST_MOVE_HOIST) and wait (ST_MOVE_WAIT) families */
        ST_SCHED_SB = 16 };                     /* scoreboard re-assignment (ST_MOVE_SB) */
-/* "swap,ctrl", "swap", "swap,ctrl,hoist", ... "swap,ctrl,hoist,wait": the families flags enable. */
+/* "swap,ctrl", "swap", "swap,ctrl,hoist", ... "swap,ctrl,hoist,wait,sb": the families flags enable. */
 const char *st_sched_families(unsigned flags);
 /* Comma list of families ("swap" required; "ctrl", "hoist", "wait", "sb") into the family bits of *flags. */
 st_status st_sched_parse_families(const char *list, unsigned *flags, st_error *err);
