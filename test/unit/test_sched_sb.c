@@ -309,9 +309,17 @@ static void test_sb_cache_is_exact(void **state_)
 	st_test_kernel x;
 	st_error err = {0};
 	st_test_kernel_open(&x, "triton-sm90", "softmax_f32_1024x1024");
-	st_sched *s = st_test_sched_new(&x, ST_SCHED_WIDE | ST_SCHED_SB | ST_SCHED_WAIT);
-	for (unsigned t = 0; t < 60 && st_sched_move_count(s); t++) {
-		st_move mv = st_sched_move(s, (size_t)(rnd() % st_sched_move_count(s)));
+	st_sched *s = st_test_sched_new(&x, ST_SCHED_WIDE | ST_SCHED_SB | ST_SCHED_WAIT | ST_SCHED_HOIST);
+	for (unsigned t = 0; t < 80 && st_sched_move_count(s); t++) {
+		size_t nm = st_sched_move_count(s);
+		st_move mv = st_sched_move(s, (size_t)(rnd() % nm));
+		for (size_t i = 0, r = rnd() % 3, go = rnd() % 2; go && i < nm; i++) { /* sb and wait moves often */
+			st_move c = st_sched_move(s, i);
+			if ((c.kind == ST_MOVE_SB || c.kind == ST_MOVE_WAIT) && r-- == 0) {
+				mv = c;
+				break;
+			}
+		}
 		assert_int_equal(st_sched_apply(s, mv, &err), ST_OK);
 		for (uint32_t j = 0; j < st_sched_count(s); j++) {
 			uint32_t bits = 0, lo = j, hi = j;
@@ -323,6 +331,16 @@ static void test_sb_cache_is_exact(void **state_)
 			if (bits != (s->legal[j] & (3u << SC_LEGAL_SB)))
 				fail_msg("after %u moves: slot %u cached 0x%x, fresh 0x%x", t + 1, j, s->legal[j], bits);
 		}
+		/* every kind (the wait family's bits read the SBs an sb move changed) */
+		uint32_t *was = malloc(st_sched_count(s) * sizeof *was);
+		assert_non_null(was);
+		memcpy(was, s->legal, st_sched_count(s) * sizeof *was);
+		sc_refresh_all(s);
+		for (uint32_t j = 0; j < st_sched_count(s); j++)
+			if (was[j] != s->legal[j])
+				fail_msg("after %u moves (last %u at 0x%x): slot %u cached 0x%x, fresh 0x%x", t + 1, mv.kind,
+					 16 * mv.slot, j, was[j], s->legal[j]);
+		free(was);
 	}
 	st_sched_free(s);
 	st_test_kernel_close(&x);
