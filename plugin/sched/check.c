@@ -356,7 +356,8 @@ static void check_codes_and_refs(ck *c, const st_cubin *orig, size_t ko, const s
 		st_ctrl t = c->ct[j], o = c->in[i].ctrl;
 		if (st_ctrl_check(t, &e))
 			violation(c, j, "%s: %s", c->in[i].opcode, e.msg);
-		if (t.wbar != o.wbar || t.rbar != o.rbar)
+		/* one real SB for another is judged by check_sb; to or from none never */
+		if ((t.wbar != o.wbar && (t.wbar > 5 || o.wbar > 5)) || (t.rbar != o.rbar && (t.rbar > 5 || o.rbar > 5)))
 			violation(c, j, "%s: scoreboards changed (W%u R%u -> W%u R%u)", c->in[i].opcode, o.wbar, o.rbar, t.wbar,
 				  t.rbar);
 		if (sbs(o) && t.stall < o.stall)
@@ -608,6 +609,23 @@ static bool conflicts(const st_sass_insn *p, const st_sass_insn *q, int kind)
 	return kind == 0 ? raw : war && !raw;
 }
 
+/* The SB that protects in the tuned kernel what SB k of setter S (original index) protected: k,
+ * or the SB the field that set k now sets (check_sb judges that re-assignment).  raw: the result
+ * (only the write SB protects it); otherwise the sources (either field). */
+static int tuned_sb(const ck *c, uint32_t S, int k, bool raw)
+{
+	st_ctrl o = c->in[S].ctrl, t = c->ct[c->inv[S]];
+	if (raw)
+		return o.wbar == k ? (t.wbar < 6 ? t.wbar : -1) : k;
+	if ((o.wbar == k && t.wbar == k) || (o.rbar == k && t.rbar == k))
+		return k;
+	if (o.rbar == k && t.rbar != k)
+		return t.rbar < 6 ? t.rbar : -1;
+	if (o.wbar == k && t.wbar != k)
+		return t.wbar < 6 ? t.wbar : -1;
+	return k;
+}
+
 /* Every variable-latency result (and late-read source) is still covered: the SB that protected its
  * first consumer in the original is still set, and no instruction that depends on it now issues
  * before the first wait on that SB (instructions unprotected in the original too are not judged). */
@@ -629,7 +647,8 @@ static void check_coverage(ck *c)
 			if (C1 == UINT32_MAX || !protection(c, P, C1, kind == 1, &setter, &k, &worig))
 				continue;
 			uint32_t tp = c->inv[P], ts = c->inv[setter], last = c->blast[c->in[tp].block];
-			if (!(sbs(c->ct[ts]) >> k & 1)) {
+			k = tuned_sb(c, setter, k, kind == 0);
+			if (k < 0 || !(sbs(c->ct[ts]) >> k & 1)) {
 				violation(c, ts, "%s no longer sets SB%d, which protects what %s (0x%x) produces", c->in[setter].opcode,
 					  k, p->opcode, 16 * tp);
 				continue;
@@ -691,6 +710,26 @@ static bool reaches_unwaited(const ck *c, uint32_t tp, int k, uint32_t tq, uint8
 	return false;
 }
 
+/* For P (original index) whose write or read SB was re-assigned to k: the tuned slot of the
+ * earliest instruction after it in its block that waited on its original SB there in the original
+ * (nothing before it waited for P: check_coverage judges those); 0 when P is not on k that way. */
+static uint32_t reassigned_from(const ck *c, uint32_t P, int k)
+{
+	st_ctrl o = c->in[P].ctrl, t = c->ct[c->inv[P]];
+	uint32_t tp = c->inv[P], best = UINT32_MAX, last = c->blast[c->in[P].block];
+	for (int f = 0; f < 2; f++) {
+		int was = f ? o.rbar : o.wbar, now = f ? t.rbar : t.wbar;
+		if (now != k || was == k || was > 5)
+			continue;
+		uint32_t w = last + 1;
+		for (uint32_t Q = P + 1; Q <= last; Q++)
+			if ((c->in[Q].ctrl.wait >> was & 1) && c->inv[Q] > tp && c->inv[Q] < w)
+				w = c->inv[Q];
+		best = w < best ? w : best;
+	}
+	return best == UINT32_MAX ? 0 : best;
+}
+
 /* Why the insn at tuned slot q may not issue without a wait on SB k (NULL: it may): it is one the
  * SB may also order (memory, variable-latency, fixed, tensor, special), or shares a register
  * with a GMMA/tensor/special instruction, or it depends on a producer P whose SB k guards that
@@ -711,9 +750,12 @@ static const char *needs_wait(const ck *c, int k, uint32_t q, uint8_t *seen)
 				return "shares a register with a GMMA, tensor or special instruction";
 			continue;
 		}
+		st_ctrl pt = c->ct[c->inv[P]]; /* its tuned SBs (check_sb judges a re-assigned one) */
+		if (q < reassigned_from(c, P, k))
+			continue; /* on k by re-assignment, and the original never waited for it before q */
 		bool no_wsb = varlat(p) && p->ctrl.wbar == ST_SB_NONE;
-		bool raw = (p->ctrl.wbar == k || no_wsb) && conflicts(p, y, 0);
-		bool war = (p->ctrl.rbar == k || p->ctrl.wbar == k || no_wsb) && conflicts(p, y, 1);
+		bool raw = (pt.wbar == k || no_wsb) && conflicts(p, y, 0);
+		bool war = (pt.rbar == k || pt.wbar == k || no_wsb) && conflicts(p, y, 1);
 		if ((raw || war) && reaches_unwaited(c, c->inv[P], k, q, seen))
 			return raw ? "reads or writes what a producer on that SB writes, with no wait on the way"
 				   : "overwrites a source of a producer on that SB, with no wait on the way";
@@ -763,6 +805,72 @@ static void check_waits(ck *c)
 						  c->in[Q].opcode, k, c->in[X].opcode, 16 * x, 16 * w, why);
 			}
 		}
+	}
+	free(seen);
+}
+
+/* ---- scoreboard re-assignment (docs/sched.md "Scoreboard re-assignment", the checker's reading) -- */
+/* SBs never re-assigned: named by a DEPBAR (counted or not), SB0 with async-copy groups. */
+static uint8_t sbs_reserved(const ck *c)
+{
+	uint8_t r = c->counted;
+	for (uint32_t i = 0; i < c->n; i++) {
+		const st_sass_insn *x = &c->in[i];
+		r |= c->depbar[i];
+		if (op_is(x->opcode, "LDGSTS") || op_is(x->opcode, "LDGDEPBAR") || strstr(x->opcode, "ARRIVES") ||
+		    strstr(x->operands, "ARRIVES"))
+			r |= 1;
+	}
+	return r;
+}
+
+/* One changed field of the instruction at tuned slot t: SB o -> SB nw.  Legal when the instruction
+ * is a plain variable-latency producer, neither SB is reserved, a wait on nw follows it in its
+ * block, and nothing from the earliest (tuned) instruction after it that waited on o in the
+ * original up to that wait needs it (needs_wait on nw, on the tuned kernel; before that point
+ * check_coverage judges its consumers).  Other waits on nw may wait for it too: slower, not wrong
+ * (nw is never counted).  Waits on o added later (swaps, other re-assignments) do not count. */
+static void check_sb_field(ck *c, uint32_t t, int o, int nw, uint8_t reserved, uint8_t *seen)
+{
+	uint32_t P = c->map[t], last = c->blast[c->in[t].block];
+	const st_sass_insn *p = &c->in[P];
+	if (!varlat(p) || c->fixed[P] || is_special(p) || p->cls == ST_CLASS_TENSOR || op_is(p->opcode, "LDGSTS")) {
+		violation(c, t, "%s: scoreboard SB%d -> SB%d on an instruction that is not a plain variable-latency producer",
+			  p->opcode, o, nw);
+		return;
+	}
+	if ((reserved >> o & 1) || (reserved >> nw & 1))
+		violation(c, t, "%s: scoreboard SB%d -> SB%d, but a DEPBAR names SB%d (or it counts LDGSTS groups)", p->opcode,
+			  o, nw, reserved >> o & 1 ? o : nw);
+	uint32_t wn = last + 1, wo = last + 1;
+	for (uint32_t q = last; q > t; q--)
+		if (c->ct[q].wait >> nw & 1)
+			wn = q;
+	for (uint32_t Q = P + 1; Q <= c->blast[p->block]; Q++) /* the original waits on o after it */
+		if ((c->in[Q].ctrl.wait >> o & 1) && c->inv[Q] > t && c->inv[Q] < wo)
+			wo = c->inv[Q];
+	if (wn > last) {
+		violation(c, t, "%s: scoreboard SB%d -> SB%d, and no later instruction of its block waits on SB%d", p->opcode, o,
+			  nw, nw);
+		return;
+	}
+	for (uint32_t q = wo; q < wn; q++) {
+		const char *why = needs_wait(c, nw, q, seen);
+		if (why)
+			violation(c, q, "%s issues before the wait on SB%d (at 0x%x) of %s (0x%x, was SB%d) and %s",
+				  c->in[c->map[q]].opcode, nw, 16 * wn, p->opcode, 16 * t, o, why);
+	}
+}
+
+static void check_sb(ck *c)
+{
+	uint8_t reserved = sbs_reserved(c), *seen = malloc(c->nb ? c->nb : 1);
+	for (uint32_t t = 0; seen && t < c->n; t++) {
+		st_ctrl o = c->in[c->map[t]].ctrl, x = c->ct[t];
+		if (x.wbar != o.wbar && x.wbar < 6 && o.wbar < 6)
+			check_sb_field(c, t, o.wbar, x.wbar, reserved, seen);
+		if (x.rbar != o.rbar && x.rbar < 6 && o.rbar < 6)
+			check_sb_field(c, t, o.rbar, x.rbar, reserved, seen);
 	}
 	free(seen);
 }
@@ -959,6 +1067,7 @@ st_status st_check_kernel(const st_cubin *orig, const st_cubin *tuned, const cha
 		check_latencies(&c);
 		check_coverage(&c);
 		check_waits(&c);
+		check_sb(&c);
 		check_reuse(&c);
 	}
 	if (violations)

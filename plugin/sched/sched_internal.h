@@ -22,6 +22,7 @@
 #define SC_HOIST_VARIANTS 8
 #define SC_LEGAL_HOIST 6 /* bit of the first hoist variant in st_sched.legal[slot] */
 #define SC_LEGAL_WAIT 14 /* bit of the wait move of SB0 (SB k: bit 14 + k) */
+#define SC_LEGAL_SB 20   /* bits of the SB moves: 20 write SB, 21 read SB (to the lowest locally idle SB) */
 
 /* Static facts about one original instruction. */
 enum {
@@ -109,6 +110,7 @@ struct st_sched {
 	uint32_t *legal;  /* per slot: bit per kind; REUSE uses bits 3..5 for a/b/c, HOIST 6..13, WAIT 14..19 */
 	uint8_t *wneed;   /* wait family, per original index: a stop (bit 6), touches a special (bit 7) */
 	uint32_t *wo_off, *wo; /* wait family: O(X, k) = wo[wo_off[6X+k] .. wo_off[6X+k+1]) (wait.c) */
+	uint8_t sb_reserved; /* sb family: SBs a DEPBAR names, SB0 with LDGSTS groups: never re-assigned (sb.c) */
 	uint32_t *rlo, *rhi; /* per slot: positions the cached results read */
 	int32_t *fen;     /* Fenwick tree over per-slot legal counts */
 	size_t nlegal;
@@ -132,6 +134,13 @@ st_status sc_check_hoist(const st_sched *s, st_move m, uint32_t *rlo, uint32_t *
 st_status sc_wait_prepare(st_sched *s, st_error *err);
 st_status sc_check_wait(const st_sched *s, st_move m, sc_fix *fix, uint32_t *rlo, uint32_t *rhi, st_error *err);
 uint32_t sc_wait_target(const st_sched *s, st_move m);
+/* Scoreboard re-assignment (sb.c): the reserved SBs, the legality and fix-up of an SB move (*fix:
+ * the producer's new SB, the wait added where the old SB's first wait after it is), the slot that
+ * wait is on, and the arg of the move the list offers at slot j for field rd (1 read SB). */
+void sc_sb_prepare(st_sched *s);
+st_status sc_check_sb(const st_sched *s, st_move m, sc_fix *fix, uint32_t *rlo, uint32_t *rhi, st_error *err);
+uint32_t sc_sb_target(const st_sched *s, st_move m);
+int sc_sb_arg(const st_sched *s, uint32_t j, unsigned rd, uint32_t *lo, uint32_t *hi);
 /* Apply a swap at `slot` with its fix-up, no refresh (state.c; hoist.c's tentative chains). */
 void sc_swap_raw(st_sched *s, uint32_t slot, const sc_fix *fix);
 void sc_unswap_raw(st_sched *s, uint32_t slot, const sc_fix *fix);

@@ -35,7 +35,8 @@ static int popcount32(uint32_t v)
 	return c;
 }
 
-/* Bits of s->legal[slot]: 0 swap, 1 stall, 2 yield, 3..5 reuse a..c, 6..13 hoist variants. */
+/* Bits of s->legal[slot]: 0 swap, 1 stall, 2 yield, 3..5 reuse a..c, 6..13 hoist variants, 14..19
+ * wait on SB0..5, 20..21 SB re-assignment of the write / read SB. */
 static void recompute(st_sched *s, uint32_t slot)
 {
 	uint32_t bits = 0;
@@ -77,6 +78,14 @@ static void recompute(st_sched *s, uint32_t slot)
 			bits |= 1u << (SC_LEGAL_WAIT + k);
 		lo = l < lo ? l : lo;
 		hi = h > hi ? h : hi;
+	}
+	for (unsigned rd = 0; rd < 2 && (s->m.flags & ST_SCHED_SB); rd++) {
+		int a = sc_sb_arg(s, slot, rd, &lo, &hi);
+		st_move b = {ST_MOVE_SB, (uint8_t)(a < 0 ? 0 : a), slot, {0}};
+		if (a >= 0 && sc_check_sb(s, b, NULL, &l, &h, NULL) == ST_OK)
+			bits |= 1u << (SC_LEGAL_SB + rd);
+		lo = a >= 0 && l < lo ? l : lo;
+		hi = a >= 0 && h > hi ? h : hi;
 	}
 	int delta = popcount32(bits) - popcount32(s->legal[slot]);
 	if (delta) {
@@ -164,6 +173,8 @@ st_status st_sched_new(const st_sass_kernel *k, const st_cubin *c, unsigned flag
 		st_sched_free(s);
 		return rc;
 	}
+	if (flags & ST_SCHED_SB)
+		sc_sb_prepare(s);
 	sc_refresh_all(s);
 	*out = s;
 	return ST_OK;
@@ -202,9 +213,11 @@ st_move st_sched_move(const st_sched *s, size_t i)
 			k--;
 		}
 	mv.slot = (uint32_t)slot;
+	uint32_t sl = mv.slot, sh = mv.slot;
 	mv.kind = b == 0 ? ST_MOVE_SWAP : b == 1 ? ST_MOVE_STALL : b == 2 ? ST_MOVE_YIELD
-		: b < SC_LEGAL_HOIST ? ST_MOVE_REUSE : b < SC_LEGAL_WAIT ? ST_MOVE_HOIST : ST_MOVE_WAIT;
-	mv.arg = (uint8_t)(b >= SC_LEGAL_WAIT ? b - SC_LEGAL_WAIT : b >= SC_LEGAL_HOIST ? b - SC_LEGAL_HOIST : b >= 3 ? b - 3 : 0);
+		: b < SC_LEGAL_HOIST ? ST_MOVE_REUSE : b < SC_LEGAL_WAIT ? ST_MOVE_HOIST : b < SC_LEGAL_SB ? ST_MOVE_WAIT : ST_MOVE_SB;
+	mv.arg = (uint8_t)(b >= SC_LEGAL_SB ? (unsigned)sc_sb_arg(s, mv.slot, b - SC_LEGAL_SB, &sl, &sh)
+			   : b >= SC_LEGAL_WAIT ? b - SC_LEGAL_WAIT : b >= SC_LEGAL_HOIST ? b - SC_LEGAL_HOIST : b >= 3 ? b - 3 : 0);
 	return mv;
 }
 
@@ -237,6 +250,16 @@ int st_sched_describe(const st_sched *s, st_move m, char *buf, size_t n)
 			return snprintf(buf, n, "wait 0x%x SB%u (%s; not legal now)", 16 * m.slot, m.arg, a->opcode);
 		return snprintf(buf, n, "wait 0x%x SB%u -> 0x%x (%s -> %s)", 16 * m.slot, m.arg, 16 * sc_wait_target(s, m),
 				a->opcode, s->m.in[s->at[sc_wait_target(s, m)]].opcode);
+	case ST_MOVE_SB: {
+		st_ctrl c = s->ctrl[s->at[m.slot]];
+		unsigned rd = m.arg >> 3 & 1, old = rd ? c.rbar : c.wbar;
+		if (sc_check_sb(s, m, NULL, NULL, NULL, NULL))
+			return snprintf(buf, n, "sb 0x%x %s SB -> SB%u (%s; not legal now)", 16 * m.slot, rd ? "read" : "write",
+					m.arg & 7u, a->opcode);
+		uint32_t y = sc_sb_target(s, m);
+		return snprintf(buf, n, "sb 0x%x %s SB%u -> SB%u, wait at 0x%x (%s -> %s)", 16 * m.slot, rd ? "read" : "write",
+				old, m.arg & 7u, 16 * y, a->opcode, s->m.in[s->at[y]].opcode);
+	}
 	case ST_MOVE_HOIST: {
 		uint32_t lo = m.slot, hi = m.slot;
 		int up = m.arg < 4;
@@ -448,6 +471,16 @@ st_status st_sched_replay(st_sched *s, const st_schedule *sch, size_t i, st_erro
 					return st_error_wrap(err, "kernels.%s.moves[%zu]", kn, j);
 			}
 		}
+		if (sm.is_ctrl && sm.slot < s->m.n && (s->m.flags & ST_SCHED_SB)) {
+			/* a changed write or read SB: a legal SB move (whose fix-up adds the wait on the new SB) */
+			st_ctrl now = s->ctrl[s->at[sm.slot]];
+			for (unsigned rd = 0; rd < 2; rd++) {
+				unsigned was = rd ? now.rbar : now.wbar, to = rd ? sm.ctrl.rbar : sm.ctrl.wbar;
+				st_move b = {ST_MOVE_SB, (uint8_t)(8 * rd + (to & 7)), sm.slot, {0}};
+				if (was != to && was < 6 && to < 6 && st_sched_apply(s, b, err))
+					return st_error_wrap(err, "kernels.%s.moves[%zu]", kn, j);
+			}
+		}
 		if (sm.is_ctrl && sm.slot < s->m.n && !memcmp(&s->ctrl[s->at[sm.slot]], &sm.ctrl, sizeof sm.ctrl))
 			continue; /* a fix-up the model already made */
 		st_status rc = st_sched_apply(s, mv, err);
@@ -472,7 +505,7 @@ st_status st_sched_rewrite(const st_cubin *c, const st_schedule *sch, const st_s
 			rc = st_error_set(err, ST_ENOTFOUND, "%s: no kernel named '%s' (kernels.%s of the schedule)",
 					  st_cubin_name(c), kn, kn);
 		else if (!(rc = st_sass_decode(c, kn, o, &ks[i], err)) && !st_schedule_is_permutation(sch, i) &&
-			 !(rc = st_sched_new(ks[i], c, ST_SCHED_WIDE | ST_SCHED_WAIT, &ss[i], err)))
+			 !(rc = st_sched_new(ks[i], c, ST_SCHED_WIDE | ST_SCHED_WAIT | ST_SCHED_SB, &ss[i], err)))
 			rc = st_sched_replay(ss[i], sch, i, err);
 	}
 	if (!rc) {

@@ -171,6 +171,7 @@ st_status sc_wait_prepare(st_sched *s, st_error *err)
 }
 
 /* O(j, k) in the current state: what the wait on SB k at slot j guards (W1): the setters of SB k
+ * (by their current scoreboards: the sb family re-assigns them; EO stays a superset, sb.c S4)
  * and unclaimed variable-latency instructions of j's block before j, back to the previous wait on
  * SB k, and EO(block, k) when there is none.  ok = 0 when that walk would leave SC_WINDOW. */
 typedef struct guard { uint32_t dyn[SC_WINDOW]; size_t nd; uint32_t eo_lo, eo_hi; int ok; } guard;
@@ -189,7 +190,7 @@ static void guarded(const st_sched *s, uint32_t j, unsigned k, guard *g, uint32_
 		}
 		uint32_t Y = s->at[--i];
 		*lo = i < *lo ? i : *lo;
-		if ((sets_mask(m->in[Y].ctrl) >> k & 1) || ((m->si[Y].flags & SC_VARLAT) && m->in[Y].ctrl.wbar == ST_SB_NONE))
+		if ((sets_mask(s->ctrl[Y]) >> k & 1) || ((m->si[Y].flags & SC_VARLAT) && m->in[Y].ctrl.wbar == ST_SB_NONE))
 			g->dyn[g->nd++] = Y;
 		if (s->ctrl[Y].wait >> k & 1)
 			return;
@@ -216,7 +217,7 @@ static int needs(const st_sched *s, const guard *g, uint32_t Q)
 /* Q ends the move of a wait on SB k (W1, W2). */
 static int stops(const st_sched *s, const guard *g, unsigned k, uint32_t Q)
 {
-	return (s->wneed[Q] & 0x40) || (sets_mask(s->m.in[Q].ctrl) >> k & 1) || needs(s, g, Q);
+	return (s->wneed[Q] & 0x40) || (sets_mask(s->ctrl[Q]) >> k & 1) || needs(s, g, Q);
 }
 
 st_status sc_check_wait(const st_sched *s, st_move mv, sc_fix *fix, uint32_t *rlo, uint32_t *rhi, st_error *err)

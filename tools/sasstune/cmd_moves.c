@@ -20,19 +20,22 @@ static void usage(FILE *out)
 		"point (control flow, barrier, fence, block entry) move.  With the hoist family, one move also\n"
 		"carries an instruction 2, 4, 8 or as far as legal (up to 16) slots up (hoist) or down (sink)\n"
 		"in its block: the chain of adjacent swaps, each legal in turn.  With the wait family, a wait\n"
-		"on a scoreboard moves later, to the first instruction of the block that may need it.\n\n"
+		"on a scoreboard moves later, to the first instruction of the block that may need it.  With the\n"
+		"sb family, a variable-latency producer's write or read scoreboard becomes one no instruction\n"
+		"uses, waited on where its old one was first waited on after it.\n\n"
 		"options:\n"
 		"  --listing F   the cubin's `nvdisasm -hex -c` listing (default: run nvdisasm)\n"
 		"  --kernel K    only kernel K (default: every kernel)\n"
 		"  --wide        the wide setting\n"
 		"  --no-ctrl     swaps only\n"
-		"  --families L  move families, a comma list of swap (required), ctrl, hoist, wait (default\n"
-		"                swap,ctrl; --no-ctrl is swap alone)\n"
+		"  --families L  move families, a comma list of swap (required), ctrl, hoist, wait, sb\n"
+		"                (default swap,ctrl; --no-ctrl is swap alone)\n"
 		"  --why         also list every refused swap with the dependence it would break, and (hoist\n"
 		"                family) where each instruction's hoist and sink chains stop and why, and (wait\n"
-		"                family) why each wait cannot move\n"
+		"                family) why each wait cannot move, and (sb family) why each scoreboard cannot\n"
+		"                be re-assigned\n"
 		"  --json        {\"kernels\": [{kernel, instructions, blocks, setting, families, counts: {swap,\n"
-		"                stall, yield, reuse, [hoist, wait,] total}, moves: [{kind, slot, offset, text}],\n"
+		"                stall, yield, reuse, [hoist, wait, sb,] total}, moves: [{kind, slot, offset, text}],\n"
 		"                refused: [...]}]}\n"
 		"  -h, --help\n\n"
 		"exit status: 0 listed, 1 the cubin or listing cannot be read, 2 usage error\n");
@@ -40,8 +43,8 @@ static void usage(FILE *out)
 
 static const char *kind_name(unsigned k)
 {
-	static const char *const n[] = {"swap", "stall", "yield", "reuse", "ctrl", "hoist", "wait"};
-	return k < 7 ? n[k] : "?";
+	static const char *const n[] = {"swap", "stall", "yield", "reuse", "ctrl", "hoist", "wait", "sb"};
+	return k < 8 ? n[k] : "?";
 }
 
 int st_cmd_moves(int argc, char **argv)
@@ -82,8 +85,8 @@ int st_cmd_moves(int argc, char **argv)
 			rc = st_cli_fail(argv[0], &err);
 			break;
 		}
-		size_t nm = st_sched_move_count(s), counts[7] = {0};
-		int hoist = (flags & ST_SCHED_HOIST) != 0, wait = (flags & ST_SCHED_WAIT) != 0;
+		size_t nm = st_sched_move_count(s), counts[8] = {0};
+		int hoist = (flags & ST_SCHED_HOIST) != 0, wait = (flags & ST_SCHED_WAIT) != 0, sb = (flags & ST_SCHED_SB) != 0;
 		for (size_t i = 0; i < nm; i++)
 			counts[st_sched_move(s, i).kind]++;
 		const char *setting = (flags & ST_SCHED_WIDE) ? "wide" : "default";
@@ -103,6 +106,8 @@ int st_cmd_moves(int argc, char **argv)
 				cJSON_AddNumberToObject(cj, "hoist", (double)counts[ST_MOVE_HOIST]);
 			if (wait)
 				cJSON_AddNumberToObject(cj, "wait", (double)counts[ST_MOVE_WAIT]);
+			if (sb)
+				cJSON_AddNumberToObject(cj, "sb", (double)counts[ST_MOVE_SB]);
 			cJSON_AddNumberToObject(cj, "total", (double)nm);
 			mj = cJSON_AddArrayToObject(kj, "moves");
 			if (why)
@@ -115,6 +120,8 @@ int st_cmd_moves(int argc, char **argv)
 				printf(", hoist %zu", counts[ST_MOVE_HOIST]);
 			if (wait)
 				printf(", wait %zu", counts[ST_MOVE_WAIT]);
+			if (sb)
+				printf(", sb %zu", counts[ST_MOVE_SB]);
 			printf(")\n");
 		}
 		for (size_t i = 0; i < nm; i++) {
@@ -159,6 +166,24 @@ int st_cmd_moves(int argc, char **argv)
 				st_move mv = {ST_MOVE_WAIT, b, (uint32_t)j, {0}};
 				st_error e2 = {0};
 				if (!(st_sched_ctrl(s, j).wait >> b & 1) || !st_sched_check(s, mv, &e2))
+					continue;
+				if (json)
+					cJSON_AddItemToArray(rj, cJSON_CreateString(e2.msg));
+				else
+					printf("  refused: %s\n", e2.msg);
+			}
+		for (size_t j = 0; why && sb && j < st_sched_count(s); j++)
+			for (uint8_t rd = 0; rd < 2; rd++) { /* a producer's SB that no free SB can replace */
+				st_ctrl cj = st_sched_ctrl(s, j);
+				unsigned old = rd ? cj.rbar : cj.wbar;
+				st_error e2 = {0}, e3 = {0};
+				int legal = old > 5, refused = 0;
+				for (uint8_t to = 0; to < 6 && !legal; to++) {
+					st_move mv = {ST_MOVE_SB, (uint8_t)(8 * rd + to), (uint32_t)j, {0}};
+					if (to != old && !(legal = !st_sched_check(s, mv, refused ? &e3 : &e2)))
+						refused = 1;
+				}
+				if (legal || !refused)
 					continue;
 				if (json)
 					cJSON_AddItemToArray(rj, cJSON_CreateString(e2.msg));
