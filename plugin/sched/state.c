@@ -259,13 +259,13 @@ int st_sched_describe(const st_sched *s, st_move m, char *buf, size_t n)
 		if (m.arg >= SC_HOIST_VARIANTS && m.arg < SC_HOIST_ARGS && (s->m.flags & ST_SCHED_HOIST))
 			return sc_group_describe(s, m, buf, n);
 		uint32_t lo = m.slot, hi = m.slot;
-		int up = m.arg < 4;
+		int up = m.arg % 8 < 4;
 		unsigned d = m.arg < SC_HOIST_VARIANTS && (s->m.flags & ST_SCHED_HOIST)
 			? sc_hoist_dist(m.arg, sc_hoist_reach((st_sched *)s, m.slot, up ? -1 : 1, &lo, &hi, NULL)) : 0;
 		static const char *const v[4] = {"2", "4", "8", "far"};
 		if (!d)
-			return snprintf(buf, n, "%s 0x%x %s %s (%s; not legal now)", up ? "hoist" : "sink", 16 * m.slot,
-					up ? "up" : "down", v[m.arg % 4], a->opcode);
+			return snprintf(buf, n, "%s%s 0x%x %s %s (%s; not legal now)", m.arg >= SC_HOIST_VARIANTS ? "group " : "",
+					up ? "hoist" : "sink", 16 * m.slot, up ? "up" : "down", v[m.arg % 4], a->opcode);
 		return snprintf(buf, n, "%s 0x%x %s %s -> 0x%x (%s)", up ? "hoist" : "sink", 16 * m.slot, up ? "up" : "down",
 				v[m.arg % 4], 16 * (up ? m.slot - d : m.slot + d), a->opcode);
 	}
