@@ -431,9 +431,45 @@ static void test_group_reach_measure(void **state_)
 	assert_true(beyond_all > 0);
 }
 
+/* Swap rule W7 (docs/sched.md "Later waits"), found by the group-hoist dry run: the walk in
+ * test/fixtures/sched/mm2048-moved-wait-cover.json, applied raw, is flagged by the checker (an
+ * IADD3 whose SB3 wait moved, carried past an LDGSTS away from its earlier cover); replayed
+ * through the model it is refused by W7 and the state before the refused move passes the checker. */
+static void test_moved_wait_cover(void **state_)
+{
+	(void)state_;
+	st_test_kernel x;
+	st_error err = {0};
+	st_test_kernel_open(&x, "triton-sm90", "matmul_f16_2048x2048x2048_b128x256x64_w8s3");
+	char *path = st_test_fixture("sched/mm2048-moved-wait-cover.json");
+	st_schedule *sch = NULL;
+	assert_int_equal(st_schedule_load(path, &sch, &err), ST_OK);
+	st_cubin *raw = st_test_cubin_copy(x.c);
+	assert_int_equal(st_schedule_apply(sch, raw, &err), ST_OK);
+	size_t v = 0;
+	assert_int_equal(st_check_kernel(x.c, raw, x.name, &x.o, NULL, NULL, &v, &err), ST_EILLEGAL);
+	assert_int_equal(v, 1);
+	st_sched *s = st_test_sched_new(&x, ST_SCHED_WIDE | ST_SCHED_HOIST | ST_SCHED_WAIT);
+	assert_int_equal(st_sched_replay(s, sch, 0, &err), ST_EILLEGAL);
+	assert_non_null(strstr(err.msg, "whose wait on SB3 was moved, past LDGSTS"));
+	assert_true(st_sched_depth(s) > 0); /* the moves before it were legal and stay applied */
+	st_cubin *work = st_test_cubin_copy(x.c);
+	assert_int_equal(st_sched_to_cubin(s, work, 0, &err), ST_OK);
+	v = 0;
+	assert_int_equal(st_check_kernel(x.c, work, x.name, &x.o, report, NULL, &v, &err), ST_OK);
+	assert_int_equal(v, 0);
+	st_cubin_free(work);
+	st_cubin_free(raw);
+	st_sched_free(s);
+	st_schedule_free(sch);
+	free(path);
+	st_test_kernel_close(&x);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_moved_wait_cover),
 		cmocka_unit_test(test_group_off_and_reasons),
 		cmocka_unit_test(test_group_hazards),
 		cmocka_unit_test(test_group_reach_measure),
