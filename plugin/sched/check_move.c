@@ -93,6 +93,42 @@ static int sb_required(const st_sched *s, uint32_t p, uint32_t q, uint8_t wait, 
 }
 
 /* ---- swap ----------------------------------------------------------------------------------- */
+/* Moved waits (docs/sched.md "Later waits"; the checker's check_waits): an instruction X whose
+ * original wait on SB k a wait move dropped is covered, in the checker's reading, by the nearest
+ * earlier wait on k in its block with no setter of k and no variable-latency instruction between
+ * (or by a later wait).  A swap may not come between X and that earlier wait: (1) X moving down
+ * past a setter of k or a variable-latency instruction that does not wait on k itself (one that
+ * does becomes X's cover); (2) a setter of k or a variable-latency
+ * instruction moving down past the instruction with the wait, when an X follows it with nothing
+ * that ends the checker's upward scan between.  Conservative: refused even where a later wait
+ * would cover X.  Found by the CPU dry run with group sinks (matmul 2048, an IADD3 whose SB3 wait
+ * had moved, carried down past an LDGSTS). */
+static st_status breaks_cover(const st_sched *s, uint32_t i, walk *w, st_error *err, const char *pre)
+{
+	const sc_model *m = &s->m;
+	uint32_t A = s->at[i], B = s->at[i + 1], last = m->blast[m->si[A].block];
+	int va = (m->in[A].flags & ST_F_VARLAT) != 0, vb = (m->in[B].flags & ST_F_VARLAT) != 0;
+	unsigned miss_a = m->in[A].ctrl.wait & ~s->ctrl[A].wait & 0x3fu;
+	for (int k = 0; k < 6; k++) {
+		unsigned bit = 1u << k;
+		if ((miss_a & bit) && !(s->ctrl[B].wait & bit) && (vb || (sets_of(s->ctrl[B]) & bit)))
+			return illegal(err, "%s carries %s, whose wait on SB%d was moved, past %s: the earlier wait that covers it "
+				       "would no longer reach it", pre, m->in[A].opcode, k, m->in[B].opcode);
+		if (!(s->ctrl[B].wait & bit) || !(va || (sets_of(s->ctrl[A]) & bit)))
+			continue;
+		for (uint32_t q = i + 2; q <= last; q++) {
+			uint32_t Y = s->at[q];
+			touch(w, q);
+			if (q >= i + 2 + SC_WINDOW || ((m->in[Y].ctrl.wait & ~s->ctrl[Y].wait) & bit))
+				return illegal(err, "%s puts %s between the wait on SB%d of %s and %s at 0x%x, whose own wait on it "
+					       "was moved", pre, m->in[A].opcode, k, m->in[B].opcode, m->in[Y].opcode, 16 * q);
+			if ((s->ctrl[Y].wait & bit) || (sets_of(s->ctrl[Y]) & bit) || (m->in[Y].flags & ST_F_VARLAT))
+				break;
+		}
+	}
+	return ST_OK;
+}
+
 static st_status check_swap(const st_sched *s, uint32_t i, sc_fix *fix, walk *w, st_error *err)
 {
 	const sc_model *m = &s->m;
@@ -130,6 +166,9 @@ static st_status check_swap(const st_sched *s, uint32_t i, sc_fix *fix, walk *w,
 	if (ca.wait & sets_of(cb))
 		return illegal(err, "%s breaks a scoreboard wait: %s sets SB%d, which %s waits on", pre, b->opcode,
 			       first_bit(ca.wait & sets_of(cb)), a->opcode);
+	st_status rc = breaks_cover(s, i, w, err, pre);
+	if (rc)
+		return rc;
 	uint32_t first = m->bfirst[ia->block], last = m->blast[ia->block];
 	int need_pre = 0, need_a = 0;
 	char wpre[320] = "", wa[320] = "";

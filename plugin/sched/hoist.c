@@ -72,9 +72,10 @@ st_status sc_check_hoist(const st_sched *s, st_move m, uint32_t *rlo, uint32_t *
 	uint32_t lo = m.slot, hi = m.slot;
 	if (!(s->m.flags & ST_SCHED_HOIST))
 		return st_error_set(err, ST_EILLEGAL, "hoist 0x%x: the hoist family is not enabled", 16 * m.slot);
-	if (m.arg >= SC_HOIST_VARIANTS)
-		return st_error_set(err, ST_EINVAL, "hoist 0x%x: variant %u (0..%d)", 16 * m.slot, m.arg,
-				    SC_HOIST_VARIANTS - 1);
+	if (m.arg >= SC_HOIST_ARGS)
+		return st_error_set(err, ST_EINVAL, "hoist 0x%x: variant %u (0..%d)", 16 * m.slot, m.arg, SC_HOIST_ARGS - 1);
+	if (m.arg >= SC_HOIST_VARIANTS) /* the group form, group.c */
+		return sc_check_group(s, m, rlo, rhi, err);
 	int dir = m.arg < 4 ? -1 : 1;
 	st_error e2 = {0};
 	unsigned reach = sc_hoist_reach((st_sched *)s, m.slot, dir, &lo, &hi, err ? &e2 : NULL);

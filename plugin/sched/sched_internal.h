@@ -22,7 +22,12 @@
 #define SC_HOIST_VARIANTS 8
 #define SC_LEGAL_HOIST 6 /* bit of the first hoist variant in st_sched.legal[slot] */
 #define SC_LEGAL_WAIT 14 /* bit of the wait move of SB0 (SB k: bit 14 + k) */
-#define SC_LEGAL_SB 20   /* bits of the SB moves: 20 write SB, 21 read SB (to the lowest locally idle SB) */
+/* Group hoist/sink (group.c): ST_MOVE_HOIST arg 8..15 (arg - 8 as the single variants) moves a
+ * load with up to SC_GROUP_MAX - 1 address producers that lie within SC_HOIST_MAX slots above it. */
+#define SC_GROUP_MAX 5
+#define SC_HOIST_ARGS 16 /* single 0..7, group 8..15 */
+#define SC_LEGAL_GROUP 20 /* bit of group variant 8 (arg a: bit 12 + a) */
+#define SC_LEGAL_SB 28   /* bits of the SB moves: 28 write SB, 29 read SB (to the lowest locally idle SB) */
 
 /* Static facts about one original instruction. */
 enum {
@@ -107,7 +112,9 @@ struct st_sched {
 	size_t nundo, capundo;
 	size_t nmoves;       /* moves applied (a hoist is one move of several undo records) */
 	/* legal-move cache: bit (slot * SC_KINDS + kind) plus its read extent */
-	uint32_t *legal;  /* per slot: bit per kind; REUSE uses bits 3..5 for a/b/c, HOIST 6..13, WAIT 14..19 */
+	uint32_t *legal;  /* per slot: bit per kind; REUSE 3..5 for a/b/c, HOIST 6..13, WAIT 14..19, group HOIST 20..27, SB 28..29 */
+	uint32_t *gread;  /* group: per original index, SC_GROUP_MAX - 1 readers of its results (group.c) */
+	uint8_t *ngread;  /* group: how many; 0 when it cannot be an address producer (NULL: no hoist family) */
 	uint8_t *wneed;   /* wait family, per original index: a stop (bit 6), touches a special (bit 7) */
 	uint32_t *wo_off, *wo; /* wait family: O(X, k) = wo[wo_off[6X+k] .. wo_off[6X+k+1]) (wait.c) */
 	uint8_t sb_reserved; /* sb family: SBs a DEPBAR names, SB0 with LDGSTS groups: never re-assigned (sb.c) */
@@ -129,6 +136,19 @@ st_status sc_check(const st_sched *s, st_move m, sc_fix *fix, uint32_t *rlo, uin
 unsigned sc_hoist_reach(st_sched *s, uint32_t slot, int dir, uint32_t *lo, uint32_t *hi, st_error *err);
 unsigned sc_hoist_dist(unsigned arg, unsigned reach);
 st_status sc_check_hoist(const st_sched *s, st_move m, uint32_t *rlo, uint32_t *rhi, st_error *err);
+/* Group form (group.c).  sc_group_prepare: the static readers (with ST_SCHED_HOIST).
+ * sc_group_members: the group of the load at `slot` in the current state, as slots in ascending
+ * order (the load last), or 0 when it has none (not such a load, or no producer).
+ * sc_group_reach: how many group steps in direction dir are legal in a row (0..SC_HOIST_MAX), the
+ * state restored as sc_hoist_reach does.  sc_hoist_swaps: the swap slots, in order, that a legal
+ * hoist move (single or group) applies, 0 when it is not legal now. */
+st_status sc_group_prepare(st_sched *s, st_error *err);
+unsigned sc_group_members(const st_sched *s, uint32_t slot, uint32_t mem[SC_GROUP_MAX]);
+unsigned sc_group_reach(st_sched *s, const uint32_t *mem, unsigned nm, int dir, uint32_t *lo, uint32_t *hi,
+			st_error *err);
+unsigned sc_hoist_swaps(const st_sched *s, st_move m, uint32_t sw[SC_GROUP_MAX * SC_HOIST_MAX]);
+st_status sc_check_group(const st_sched *s, st_move m, uint32_t *rlo, uint32_t *rhi, st_error *err);
+int sc_group_describe(const st_sched *s, st_move m, char *buf, size_t n);
 /* Later waits (wait.c): the static needs/stops (only with ST_SCHED_WAIT), the legality and fix-up
  * of a wait move, and the slot its wait lands on. */
 st_status sc_wait_prepare(st_sched *s, st_error *err);

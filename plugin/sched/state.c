@@ -36,7 +36,7 @@ static int popcount32(uint32_t v)
 }
 
 /* Bits of s->legal[slot]: 0 swap, 1 stall, 2 yield, 3..5 reuse a..c, 6..13 hoist variants, 14..19
- * wait on SB0..5, 20..21 SB re-assignment of the write / read SB. */
+ * wait on SB0..5, 20..27 group hoist variants (arg 8..15), 28..29 SB re-assignment of the write / read SB. */
 static void recompute(st_sched *s, uint32_t slot)
 {
 	uint32_t bits = 0;
@@ -72,6 +72,18 @@ static void recompute(st_sched *s, uint32_t slot)
 			if (sc_hoist_dist(4 * (unsigned)d + v, reach))
 				bits |= 1u << (SC_LEGAL_HOIST + 4 * d + v);
 	}
+	if (s->m.flags & ST_SCHED_HOIST) { /* group variants: the same reading as sc_check_group's */
+		uint32_t mem[SC_GROUP_MAX], first = s->m.bfirst[s->m.si[s->at[slot]].block];
+		unsigned nm = sc_group_members(s, slot, mem);
+		l = slot - first > SC_HOIST_MAX ? slot - SC_HOIST_MAX : first; /* membership reads these */
+		lo = l < lo ? l : lo;
+		for (int d = 0; d < 2 && nm; d++) {
+			unsigned reach = sc_group_reach(s, mem, nm, d ? 1 : -1, &lo, &hi, NULL);
+			for (unsigned v = 0; v < 4; v++)
+				if (sc_hoist_dist(v, reach))
+					bits |= 1u << (SC_LEGAL_GROUP + 4 * d + v);
+		}
+	}
 	for (uint8_t k = 0; k < 6 && (s->m.flags & ST_SCHED_WAIT); k++) {
 		st_move w = {ST_MOVE_WAIT, k, slot, {0}};
 		if (sc_check_wait(s, w, NULL, &l, &h, NULL) == ST_OK)
@@ -101,7 +113,7 @@ void sc_refresh(st_sched *s, uint32_t lo, uint32_t hi)
 {
 	size_t n = s->m.n;
 	/* a cached result reads at most SC_WINDOW (+ a hoist chain) slots either side of its own */
-	size_t r = SC_WINDOW + 4 + (s->m.flags & ST_SCHED_HOIST ? SC_HOIST_MAX + 1 : 0);
+	size_t r = SC_WINDOW + 4 + (s->m.flags & ST_SCHED_HOIST ? 2 * SC_HOIST_MAX + 1 : 0); /* group: span + steps */
 	size_t a = lo > r ? lo - r : 0;
 	size_t b = (size_t)hi + r < n ? (size_t)hi + r : n - 1;
 	for (size_t p = a; p <= b && n; p++)
@@ -132,6 +144,8 @@ void st_sched_free(st_sched *s)
 	free(s->wneed);
 	free(s->wo_off);
 	free(s->wo);
+	free(s->gread);
+	free(s->ngread);
 	free(s);
 }
 
@@ -169,7 +183,8 @@ st_status st_sched_new(const st_sass_kernel *k, const st_cubin *c, unsigned flag
 		s->ctrl[i] = s->m.in[i].ctrl;
 	}
 	s->last_swap = UINT32_MAX;
-	if ((flags & ST_SCHED_WAIT) && (rc = sc_wait_prepare(s, err))) {
+	if (((flags & ST_SCHED_WAIT) && (rc = sc_wait_prepare(s, err))) ||
+	    ((flags & ST_SCHED_HOIST) && (rc = sc_group_prepare(s, err)))) {
 		st_sched_free(s);
 		return rc;
 	}
@@ -215,9 +230,11 @@ st_move st_sched_move(const st_sched *s, size_t i)
 	mv.slot = (uint32_t)slot;
 	uint32_t sl = mv.slot, sh = mv.slot;
 	mv.kind = b == 0 ? ST_MOVE_SWAP : b == 1 ? ST_MOVE_STALL : b == 2 ? ST_MOVE_YIELD
-		: b < SC_LEGAL_HOIST ? ST_MOVE_REUSE : b < SC_LEGAL_WAIT ? ST_MOVE_HOIST : b < SC_LEGAL_SB ? ST_MOVE_WAIT : ST_MOVE_SB;
+		: b < SC_LEGAL_HOIST ? ST_MOVE_REUSE : b < SC_LEGAL_WAIT ? ST_MOVE_HOIST : b < SC_LEGAL_GROUP ? ST_MOVE_WAIT
+		: b < SC_LEGAL_SB ? ST_MOVE_HOIST : ST_MOVE_SB;
 	mv.arg = (uint8_t)(b >= SC_LEGAL_SB ? (unsigned)sc_sb_arg(s, mv.slot, b - SC_LEGAL_SB, &sl, &sh)
-			   : b >= SC_LEGAL_WAIT ? b - SC_LEGAL_WAIT : b >= SC_LEGAL_HOIST ? b - SC_LEGAL_HOIST : b >= 3 ? b - 3 : 0);
+			   : b >= SC_LEGAL_GROUP ? b - SC_LEGAL_GROUP + SC_HOIST_VARIANTS : b >= SC_LEGAL_WAIT ? b - SC_LEGAL_WAIT
+			   : b >= SC_LEGAL_HOIST ? b - SC_LEGAL_HOIST : b >= 3 ? b - 3 : 0);
 	return mv;
 }
 
@@ -261,14 +278,16 @@ int st_sched_describe(const st_sched *s, st_move m, char *buf, size_t n)
 				old, m.arg & 7u, 16 * y, a->opcode, s->m.in[s->at[y]].opcode);
 	}
 	case ST_MOVE_HOIST: {
+		if (m.arg >= SC_HOIST_VARIANTS && m.arg < SC_HOIST_ARGS && (s->m.flags & ST_SCHED_HOIST))
+			return sc_group_describe(s, m, buf, n);
 		uint32_t lo = m.slot, hi = m.slot;
-		int up = m.arg < 4;
+		int up = m.arg % 8 < 4;
 		unsigned d = m.arg < SC_HOIST_VARIANTS && (s->m.flags & ST_SCHED_HOIST)
 			? sc_hoist_dist(m.arg, sc_hoist_reach((st_sched *)s, m.slot, up ? -1 : 1, &lo, &hi, NULL)) : 0;
 		static const char *const v[4] = {"2", "4", "8", "far"};
 		if (!d)
-			return snprintf(buf, n, "%s 0x%x %s %s (%s; not legal now)", up ? "hoist" : "sink", 16 * m.slot,
-					up ? "up" : "down", v[m.arg % 4], a->opcode);
+			return snprintf(buf, n, "%s%s 0x%x %s %s (%s; not legal now)", m.arg >= SC_HOIST_VARIANTS ? "group " : "",
+					up ? "hoist" : "sink", 16 * m.slot, up ? "up" : "down", v[m.arg % 4], a->opcode);
 		return snprintf(buf, n, "%s 0x%x %s %s -> 0x%x (%s)", up ? "hoist" : "sink", 16 * m.slot, up ? "up" : "down",
 				v[m.arg % 4], 16 * (up ? m.slot - d : m.slot + d), a->opcode);
 	}
@@ -338,19 +357,17 @@ static void undo_record(st_sched *s, uint32_t *lo, uint32_t *hi)
 			s->ctrl[fix.chg[t].idx] = fix.chg[t].old;
 }
 
-/* A hoist: its chain of swaps, each checked in the state the previous ones left (the same checks
- * sc_check_hoist made), pushed as one move (the later records marked `cont`). */
+/* A hoist (single or group): its chain of swaps, each checked in the state the previous ones left
+ * (the same checks sc_check_hoist made), pushed as one move (the later records marked `cont`). */
 static st_status apply_hoist(st_sched *s, st_move m, uint32_t *lo, uint32_t *hi, st_error *err)
 {
-	uint32_t rl = m.slot, rh = m.slot;
+	uint32_t seq[SC_GROUP_MAX * SC_HOIST_MAX];
 	st_status rc = sc_check_hoist(s, m, NULL, NULL, err);
 	if (rc)
 		return rc;
-	int up = m.arg < 4;
-	unsigned d = sc_hoist_dist(m.arg, sc_hoist_reach(s, m.slot, up ? -1 : 1, &rl, &rh, NULL));
-	uint32_t p = m.slot;
+	unsigned d = sc_hoist_swaps(s, m, seq);
 	for (unsigned t = 0; t < d; t++) {
-		st_move sw = {ST_MOVE_SWAP, 0, up ? p - 1 : p, {0}};
+		st_move sw = {ST_MOVE_SWAP, 0, seq[t], {0}};
 		sc_fix fix;
 		sc_undo *u = NULL;
 		if ((rc = sc_check(s, sw, &fix, NULL, NULL, err)) || !(u = push_undo(s, sw, t > 0, &fix, err))) {
@@ -359,7 +376,6 @@ static st_status apply_hoist(st_sched *s, st_move m, uint32_t *lo, uint32_t *hi,
 			return rc ? rc : ST_ENOMEM;
 		}
 		apply_record(s, u, lo, hi);
-		p = up ? p - 1 : p + 1;
 	}
 	return ST_OK;
 }

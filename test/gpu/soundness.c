@@ -9,7 +9,8 @@
  * With --hoist 1, --wait 1 and/or --sb 1 those families (docs/sched.md) are on in every mode and
  * the four modes are default + F, wide + F, wide swaps + F (no stall/yield/reuse edits), and wide
  * "F first" (a hoist, wait or sb move whenever one is legal, a wait or sb move every other pick
- * when one is, else any move: wait moves appear after swaps).
+ * when one is, a group hoist/sink every third of the rest when one is, else any move: wait moves
+ * appear after swaps).
  *
  * usage: soundness CUBIN LISTING LAUNCH.json OUT_DIR [--walks N] [--max-moves M] [--seed S]
  *                  [--rotate R] [--hoist 0|1] [--wait 0|1] [--sb 0|1] [--seconds T]
@@ -139,7 +140,7 @@ int main(int argc, char **argv)
 	size_t size;
 	const uint8_t *data = st_cubin_data(orig, &size);
 	unsigned counts[NMODES][NRES] = {{0}}, checker_bad[NMODES] = {0};
-	unsigned long long moves_by_kind[8] = {0}, moves_total = 0, hoist_swaps = 0;
+	unsigned long long moves_by_kind[8] = {0}, moves_total = 0, hoist_swaps = 0, hoist_group = 0;
 	unsigned sessions = 0, restarts = 0;
 	double t_start = now(), t_verify = 0, t_walk = 0;
 	char device[128] = "", failures_json[1 << 16] = "";
@@ -179,15 +180,20 @@ int main(int argc, char **argv)
 				break;
 			st_move mv;
 			if (mode == M_CTRL) { /* control edits only; with new families: their moves first */
-				size_t nctrl = 0, nwait = 0;
+				size_t nctrl = 0, nwait = 0, ngroup = 0;
 				for (size_t j = 0; j < nm; j++) {
-					unsigned kd = st_sched_move(st, j).kind;
-					nctrl += fam ? kd == ST_MOVE_HOIST || kd == ST_MOVE_WAIT || kd == ST_MOVE_SB : kd != ST_MOVE_SWAP;
-					nwait += kd == ST_MOVE_WAIT || kd == ST_MOVE_SB;
+					st_move q = st_sched_move(st, j);
+					int rare = q.kind == ST_MOVE_WAIT || q.kind == ST_MOVE_SB;
+					nctrl += fam ? q.kind == ST_MOVE_HOIST || rare : q.kind != ST_MOVE_SWAP;
+					nwait += rare;
+					ngroup += q.kind == ST_MOVE_HOIST && q.arg >= 8;
 				}
 				int only_wait = nwait && next() % 2; /* wait and sb moves are rare: every other pick is one */
+				int only_group = !only_wait && ngroup && next() % 3 == 0; /* so are group hoists */
 				if (only_wait)
 					nctrl = nwait;
+				if (only_group)
+					nctrl = ngroup;
 				if (!nctrl && !fam)
 					break;
 				size_t pick = (size_t)(next() % (nctrl ? nctrl : nm));
@@ -195,6 +201,7 @@ int main(int argc, char **argv)
 					mv = st_sched_move(st, j);
 					int rare = mv.kind == ST_MOVE_WAIT || mv.kind == ST_MOVE_SB;
 					int want = !nctrl ? 1 : only_wait ? rare
+						: only_group ? mv.kind == ST_MOVE_HOIST && mv.arg >= 8
 						: fam ? mv.kind == ST_MOVE_HOIST || rare : mv.kind != ST_MOVE_SWAP;
 					if (want && pick-- == 0)
 						break;
@@ -211,6 +218,7 @@ int main(int argc, char **argv)
 						hoist_swaps += j > from ? j - from : from - j;
 						break;
 					}
+			hoist_group += mv.kind == ST_MOVE_HOIST && mv.arg >= 8;
 			moves_by_kind[mv.kind < 8 ? mv.kind : 4]++;
 			moves_total++;
 		}
@@ -268,14 +276,15 @@ int main(int argc, char **argv)
 			      "{\"cubin\": \"%s\", \"kernel\": \"%s\", \"device\": \"%s\", \"instructions\": %zu, "
 			      "\"walks\": %u, \"walks_planned\": %u, \"max_moves\": %u, \"seed\": %llu, \"sessions\": %u, \"deterministic\": %s, "
 			      "\"families\": \"%s\", \"moves\": {\"total\": %llu, \"swap\": %llu, \"stall\": %llu, \"yield\": %llu, "
-			      "\"reuse\": %llu, \"hoist\": %llu, \"hoist_slots\": %llu, \"wait\": %llu, \"sb\": %llu}, "
+			      "\"reuse\": %llu, \"hoist\": %llu, \"hoist_group\": %llu, \"hoist_slots\": %llu, \"wait\": %llu, \"sb\": %llu}, "
 			      "\"seconds\": %.1f, \"walk_seconds\": %.1f, \"verify_seconds\": %.1f, \"modes\": {",
 			      cubin_path, kname, device, st_sass_count(k), walks, planned, max_moves, seed, sessions,
 			      deterministic ? "true" : "false",
 			      st_sched_families((hoist ? ST_SCHED_HOIST : 0) | (waitf ? ST_SCHED_WAIT : 0) | (sbf ? ST_SCHED_SB : 0)),
 			      moves_total,
 			      moves_by_kind[0], moves_by_kind[1], moves_by_kind[2], moves_by_kind[3], moves_by_kind[ST_MOVE_HOIST],
-			      hoist_swaps, moves_by_kind[ST_MOVE_WAIT], moves_by_kind[ST_MOVE_SB], now() - t_start, t_walk, t_verify);
+			      hoist_group, hoist_swaps, moves_by_kind[ST_MOVE_WAIT], moves_by_kind[ST_MOVE_SB], now() - t_start, t_walk,
+			      t_verify);
 	unsigned fails = 0;
 	for (int m = 0; m < NMODES; m++) {
 		n += (size_t)snprintf(buf + n, sizeof buf - n, "%s\"%s\": {", m ? ", " : "", mode_name[m]);

@@ -96,7 +96,7 @@ static void test_hoist_is_its_swaps(void **state_)
 	size_t n = st_sched_count(h), tried = 0, far = 0;
 	for (size_t i = 0; i < st_sched_move_count(h) && tried < 200; i++) {
 		st_move mv = st_sched_move(h, i);
-		if (mv.kind != ST_MOVE_HOIST)
+		if (mv.kind != ST_MOVE_HOIST || mv.arg >= SC_HOIST_VARIANTS) /* the group form: test_sched_group */
 			continue;
 		uint32_t X = st_sched_at(h, mv.slot);
 		assert_int_equal(st_sched_apply(h, mv, &err), ST_OK);
@@ -166,9 +166,10 @@ static void test_hoist_cache_is_exact(void **state_)
 					bits |= sc_check(s, q, NULL, NULL, NULL, NULL) == ST_OK ? 8u << a : 0;
 				}
 				q.kind = ST_MOVE_HOIST;
-				for (uint8_t a = 0; a < SC_HOIST_VARIANTS; a++) {
+				for (uint8_t a = 0; a < SC_HOIST_ARGS; a++) { /* 8..15: the group form */
 					q.arg = a;
-					bits |= sc_check(s, q, NULL, NULL, NULL, NULL) == ST_OK ? 1u << (SC_LEGAL_HOIST + a) : 0;
+					int b = a < SC_HOIST_VARIANTS ? SC_LEGAL_HOIST + a : SC_LEGAL_GROUP + a - SC_HOIST_VARIANTS;
+					bits |= sc_check(s, q, NULL, NULL, NULL, NULL) == ST_OK ? 1u << b : 0;
 				}
 				if (bits != s->legal[j])
 					fail_msg("%s after %u moves: slot %u cached 0x%x, fresh 0x%x", pick[p], t + 1, j, s->legal[j], bits);
@@ -242,11 +243,12 @@ static void test_hoist_off_by_default(void **state_)
 		assert_non_null(strstr(e.msg, "not enabled"));
 		char text[256];
 		st_sched_describe(h, mv, text, sizeof text);
-		assert_true(!strncmp(text, mv.arg < 4 ? "hoist 0x" : "sink 0x", mv.arg < 4 ? 8 : 7));
+		const char *want = mv.arg >= 8 ? (mv.arg < 12 ? "group hoist 0x" : "group sink 0x") : mv.arg < 4 ? "hoist 0x" : "sink 0x";
+		assert_true(!strncmp(text, want, strlen(want)));
 		assert_non_null(strstr(text, " -> 0x"));
 	}
 	assert_int_equal(st_sched_move_count(h) - nh, st_sched_move_count(s)); /* the rest is unchanged */
-	st_move bad = {ST_MOVE_HOIST, SC_HOIST_VARIANTS, 5, {0}};
+	st_move bad = {ST_MOVE_HOIST, SC_HOIST_ARGS, 5, {0}};
 	assert_int_equal(st_sched_check(h, bad, NULL), ST_EINVAL);
 	st_sched_free(s);
 	st_sched_free(h);

@@ -19,10 +19,12 @@ static void usage(FILE *out)
 		"store or an async copy (the prototype's set); --wide lets any instruction that is not a fixed\n"
 		"point (control flow, barrier, fence, block entry) move.  With the hoist family, one move also\n"
 		"carries an instruction 2, 4, 8 or as far as legal (up to 16) slots up (hoist) or down (sink)\n"
-		"in its block: the chain of adjacent swaps, each legal in turn.  With the wait family, a wait\n"
+		"in its block: the chain of adjacent swaps, each legal in turn; a global/shared/constant load\n"
+		"also moves by 2, 4, 8 or far together with the address arithmetic that feeds only it (group\n"
+		"hoist/sink, up to 4 producers, relative order kept).  With the wait family, a wait\n"
 		"on a scoreboard moves later, to the first instruction of the block that may need it.  With the\n"
-		"sb family, a variable-latency producer's write or read scoreboard becomes one no instruction\n"
-		"uses, waited on where its old one was first waited on after it.\n\n"
+		"sb family, a variable-latency producer's write or read scoreboard becomes the lowest one idle\n"
+		"near it, waited on where its old one was first waited on after it.\n\n"
 		"options:\n"
 		"  --listing F   the cubin's `nvdisasm -hex -c` listing (default: run nvdisasm)\n"
 		"  --kernel K    only kernel K (default: every kernel)\n"
@@ -31,12 +33,12 @@ static void usage(FILE *out)
 		"  --families L  move families, a comma list of swap (required), ctrl, hoist, wait, sb\n"
 		"                (default swap,ctrl; --no-ctrl is swap alone)\n"
 		"  --why         also list every refused swap with the dependence it would break, and (hoist\n"
-		"                family) where each instruction's hoist and sink chains stop and why, and (wait\n"
-		"                family) why each wait cannot move, and (sb family) why each scoreboard cannot\n"
-		"                be re-assigned\n"
+		"                family) where each instruction's (and each load group's) hoist and sink chains\n"
+		"                stop and why, (wait family) why each wait cannot move, and (sb family) why\n"
+		"                each scoreboard cannot be re-assigned\n"
 		"  --json        {\"kernels\": [{kernel, instructions, blocks, setting, families, counts: {swap,\n"
-		"                stall, yield, reuse, [hoist, wait, sb,] total}, moves: [{kind, slot, offset, text}],\n"
-		"                refused: [...]}]}\n"
+		"                stall, yield, reuse, [hoist, hoist_group, wait, sb,] total}, moves: [{kind, slot,\n"
+		"                offset, text}], refused: [...]}]}\n"
 		"  -h, --help\n\n"
 		"exit status: 0 listed, 1 the cubin or listing cannot be read, 2 usage error\n");
 }
@@ -85,10 +87,14 @@ int st_cmd_moves(int argc, char **argv)
 			rc = st_cli_fail(argv[0], &err);
 			break;
 		}
-		size_t nm = st_sched_move_count(s), counts[8] = {0};
+		size_t nm = st_sched_move_count(s), counts[8] = {0}, groups = 0;
 		int hoist = (flags & ST_SCHED_HOIST) != 0, wait = (flags & ST_SCHED_WAIT) != 0, sb = (flags & ST_SCHED_SB) != 0;
 		for (size_t i = 0; i < nm; i++)
-			counts[st_sched_move(s, i).kind]++;
+		{
+			st_move mv = st_sched_move(s, i);
+			counts[mv.kind]++;
+			groups += mv.kind == ST_MOVE_HOIST && mv.arg >= 8;
+		}
 		const char *setting = (flags & ST_SCHED_WIDE) ? "wide" : "default";
 		cJSON *kj = NULL, *mj = NULL, *rj = NULL;
 		if (json) {
@@ -103,7 +109,10 @@ int st_cmd_moves(int argc, char **argv)
 			for (int t = 0; t < 4; t++)
 				cJSON_AddNumberToObject(cj, kind_name((unsigned)t), (double)counts[t]);
 			if (hoist)
+			{
 				cJSON_AddNumberToObject(cj, "hoist", (double)counts[ST_MOVE_HOIST]);
+				cJSON_AddNumberToObject(cj, "hoist_group", (double)groups);
+			}
 			if (wait)
 				cJSON_AddNumberToObject(cj, "wait", (double)counts[ST_MOVE_WAIT]);
 			if (sb)
@@ -117,7 +126,7 @@ int st_cmd_moves(int argc, char **argv)
 			       name, st_sched_count(s), st_sass_block_count(sk), setting, nm, counts[0], counts[1], counts[2],
 			       counts[3]);
 			if (hoist)
-				printf(", hoist %zu", counts[ST_MOVE_HOIST]);
+				printf(", hoist %zu (group %zu)", counts[ST_MOVE_HOIST], groups);
 			if (wait)
 				printf(", wait %zu", counts[ST_MOVE_WAIT]);
 			if (sb)
@@ -150,11 +159,12 @@ int st_cmd_moves(int argc, char **argv)
 				printf("  refused: %s\n", e2.msg);
 		}
 		for (size_t j = 0; why && hoist && j < st_sched_count(s); j++)
-			for (unsigned a = 0; a < 8; a += 4) {
-				/* the longest variant refused: names the swap that stops the chain */
+			for (unsigned a = 0; a < 16; a += 4) {
+				/* the longest variant refused: names the swap that stops the chain (a >= 8:
+				 * the group form, only for a load that has a group) */
 				st_move mv = {ST_MOVE_HOIST, (uint8_t)(a + 3), (uint32_t)j, {0}};
 				st_error e2 = {0};
-				if (!st_sched_check(s, mv, &e2) || strstr(e2.msg, ": 0 swaps"))
+				if (!st_sched_check(s, mv, &e2) || strstr(e2.msg, ": 0 swaps") || strstr(e2.msg, ": not a global"))
 					continue;
 				if (json)
 					cJSON_AddItemToArray(rj, cJSON_CreateString(e2.msg));

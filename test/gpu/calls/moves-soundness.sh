@@ -12,7 +12,8 @@
 # Run: device tool, carry [".deps"], command `bash test/gpu/calls/moves-soundness.sh`
 #   sizes: WALKS (1000 per fixture), MAX_MOVES (32), SETS (both fixture sets), BUDGET (285).
 # Every walk runs with both families on, rotating over four modes: default + new, wide + new, wide
-# swaps + new, "new first" (a hoist or wait move whenever one is legal; wait moves become legal
+# swaps + new, "new first" (a hoist or wait move whenever one is legal, a group hoist/sink of a
+# load with its address arithmetic every third pick when one is; wait moves become legal
 # once swaps have copied waits onto instructions that do not need them); each candidate verified
 # bit for bit on fresh inputs.  HOIST=0, WAIT=0 or SB=0 turns one family off (sb: scoreboard
 # re-assignment, "new first" picks a wait or sb move every other time one is legal).
@@ -47,7 +48,7 @@ done
 python3 - /tmp/hoist $SETS > "$OUT/summary.md" <<'PY'
 import json, os, sys
 root, sets = sys.argv[1], sys.argv[2:]
-print("| set | fixture | walks (of planned) | moves | swap | stall | yield | reuse | hoist (slots moved) | wait | sb "
+print("| set | fixture | walks (of planned) | moves | swap | stall | yield | reuse | hoist (slots moved; group) | wait | sb "
       "| wrong | crashes/timeouts/errors | checker caught | s |")
 print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 tot = [0, 0, 0, 0]
@@ -66,7 +67,7 @@ for st in sets:
         caught = sum(v["failures_the_checker_caught"] for v in s["modes"].values())
         tot = [tot[0] + s["walks"], tot[1] + m["total"], tot[2] + wrong, tot[3] + bad]
         print(f"| {st} | {f} | {s['walks']} ({s.get('walks_planned', s['walks'])}) | {m['total']} | {m['swap']} "
-              f"| {m['stall']} | {m['yield']} | {m['reuse']} | {m.get('hoist', 0)} ({m.get('hoist_slots', 0)}) | {m.get('wait', 0)} | {m.get('sb', 0)} "
+              f"| {m['stall']} | {m['yield']} | {m['reuse']} | {m.get('hoist', 0)} ({m.get('hoist_slots', 0)}; {m.get('hoist_group', 0)}) | {m.get('wait', 0)} | {m.get('sb', 0)} "
               f"| {wrong} | {bad} | {caught} | {s['seconds']:.0f} |")
 print(f"\nTotal: {tot[0]} walks, {tot[1]} moves, {tot[2]} wrong, {tot[3]} crashes/timeouts/errors.")
 PY
