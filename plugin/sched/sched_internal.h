@@ -22,6 +22,7 @@
 #define SC_HOIST_VARIANTS 8
 #define SC_LEGAL_HOIST 6 /* bit of the first hoist variant in st_sched.legal[slot] */
 #define SC_LEGAL_WAIT 14 /* bit of the wait move of SB0 (SB k: bit 14 + k) */
+#define SC_LEGAL_XBLOCK 20 /* bit of the xblock move */
 
 /* Static facts about one original instruction. */
 enum {
@@ -113,6 +114,9 @@ struct st_sched {
 	int32_t *fen;     /* Fenwick tree over per-slot legal counts */
 	size_t nlegal;
 	uint32_t last_swap; /* slot of the latest swap applied, UINT32_MAX none (for features) */
+	uint32_t *xa;       /* xblock family, per original index: 1 + the block it may move to, 0 none */
+	uint8_t *xlin;      /* its longest fixed latency in from anywhere (cycles) */
+	uint8_t *xfroz;     /* per block: xblock moves applied into or out of it (then no move there) */
 };
 
 /* Legality of a move in the current state.  On success *fix (may be NULL) gets the control edits a
@@ -132,6 +136,14 @@ st_status sc_check_hoist(const st_sched *s, st_move m, uint32_t *rlo, uint32_t *
 st_status sc_wait_prepare(st_sched *s, st_error *err);
 st_status sc_check_wait(const st_sched *s, st_move m, sc_fix *fix, uint32_t *rlo, uint32_t *rhi, st_error *err);
 uint32_t sc_wait_target(const st_sched *s, st_move m);
+/* Moves across blocks (xblock.c): static candidates (only with ST_SCHED_XBLOCK), legality and
+ * fix-up, the slot the insn lands on, the rotation (dir 1 apply, -1 undo; freezes/unfreezes the
+ * two blocks), and whether a slot lies in a frozen block. */
+st_status sc_xblock_prepare(st_sched *s, st_error *err);
+st_status sc_check_xblock(const st_sched *s, st_move m, sc_fix *fix, uint32_t *rlo, uint32_t *rhi, st_error *err);
+uint32_t sc_xblock_target(const st_sched *s, uint32_t slot);
+void sc_xblock_rotate(st_sched *s, uint32_t j, uint32_t t, int dir);
+int sc_xblock_frozen(const st_sched *s, uint32_t slot);
 /* Apply a swap at `slot` with its fix-up, no refresh (state.c; hoist.c's tentative chains). */
 void sc_swap_raw(st_sched *s, uint32_t slot, const sc_fix *fix);
 void sc_unswap_raw(st_sched *s, uint32_t slot, const sc_fix *fix);

@@ -40,8 +40,8 @@ static void usage(FILE *out)
 
 static const char *kind_name(unsigned k)
 {
-	static const char *const n[] = {"swap", "stall", "yield", "reuse", "ctrl", "hoist", "wait"};
-	return k < 7 ? n[k] : "?";
+	static const char *const n[] = {"swap", "stall", "yield", "reuse", "ctrl", "hoist", "wait", "?", "?", "xblock"};
+	return k < 10 ? n[k] : "?";
 }
 
 int st_cmd_moves(int argc, char **argv)
@@ -82,8 +82,9 @@ int st_cmd_moves(int argc, char **argv)
 			rc = st_cli_fail(argv[0], &err);
 			break;
 		}
-		size_t nm = st_sched_move_count(s), counts[7] = {0};
+		size_t nm = st_sched_move_count(s), counts[10] = {0};
 		int hoist = (flags & ST_SCHED_HOIST) != 0, wait = (flags & ST_SCHED_WAIT) != 0;
+		int xblock = (flags & ST_SCHED_XBLOCK) != 0;
 		for (size_t i = 0; i < nm; i++)
 			counts[st_sched_move(s, i).kind]++;
 		const char *setting = (flags & ST_SCHED_WIDE) ? "wide" : "default";
@@ -103,6 +104,8 @@ int st_cmd_moves(int argc, char **argv)
 				cJSON_AddNumberToObject(cj, "hoist", (double)counts[ST_MOVE_HOIST]);
 			if (wait)
 				cJSON_AddNumberToObject(cj, "wait", (double)counts[ST_MOVE_WAIT]);
+			if (xblock)
+				cJSON_AddNumberToObject(cj, "xblock", (double)counts[ST_MOVE_XBLOCK]);
 			cJSON_AddNumberToObject(cj, "total", (double)nm);
 			mj = cJSON_AddArrayToObject(kj, "moves");
 			if (why)
@@ -115,6 +118,8 @@ int st_cmd_moves(int argc, char **argv)
 				printf(", hoist %zu", counts[ST_MOVE_HOIST]);
 			if (wait)
 				printf(", wait %zu", counts[ST_MOVE_WAIT]);
+			if (xblock)
+				printf(", xblock %zu", counts[ST_MOVE_XBLOCK]);
 			printf(")\n");
 		}
 		for (size_t i = 0; i < nm; i++) {
@@ -165,6 +170,17 @@ int st_cmd_moves(int argc, char **argv)
 				else
 					printf("  refused: %s\n", e2.msg);
 			}
+		for (size_t j = 0; why && xblock && j < st_sched_count(s); j++) {
+			/* every instruction the static rules admit (a candidate) whose move is refused now */
+			st_move mv = {ST_MOVE_XBLOCK, 0, (uint32_t)j, {0}};
+			st_error e2 = {0};
+			if (!st_sched_check(s, mv, &e2) || strstr(e2.msg, "not a candidate"))
+				continue;
+			if (json)
+				cJSON_AddItemToArray(rj, cJSON_CreateString(e2.msg));
+			else
+				printf("  refused: %s\n", e2.msg);
+		}
 		st_sched_free(s);
 		st_sass_free(sk);
 	}
