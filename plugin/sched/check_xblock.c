@@ -13,7 +13,7 @@
  *    (each SB it sets, none DEPBAR-counted) after it: in its own block, or in A up to X.
  * Then the tuned layout (X in A, H starting at L) is what the latency walks use, with the full
  * table latency for every pair involving X; the ordering of X against what it passed is
- * check_orders' (same segment). */
+ * check_orders' (same segment), against L (its own segment) this rule's. */
 #include "check_internal.h"
 
 #include <stdio.h>
@@ -137,13 +137,14 @@ static const char *loop_rule(const ck *c, uint32_t h, uint32_t a, uint32_t X, ui
 			if (c->bsucc[b][e] >= 0 && (mark[c->bsucc[b][e]] & 2) && c->bsucc[b][e] != (int32_t)h)
 				return "the loop has a second entry";
 	const st_sass_insn *x = &c->in[X];
-	for (size_t b = 0; b < c->nb; b++)
-		for (uint32_t i = c->bfirst[b]; (mark[b] & 2) && i <= c->blast[b]; i++) {
-			if (overlaps(c->in[i].defs, c->in[i].ndefs, x->uses, x->nuses))
-				return "a source is written in the loop";
-			if (i != X && overlaps(c->in[i].defs, c->in[i].ndefs, x->defs, x->ndefs))
-				return "a destination is written elsewhere in the loop";
-		}
+	for (int pass = 0; pass < 2; pass++) /* sources first, then destinations */
+		for (size_t b = 0; b < c->nb; b++)
+			for (uint32_t i = c->bfirst[b]; (mark[b] & 2) && i <= c->blast[b]; i++) {
+				if (!pass && overlaps(c->in[i].defs, c->in[i].ndefs, x->uses, x->nuses))
+					return "a source is written in the loop";
+				if (pass && i != X && overlaps(c->in[i].defs, c->in[i].ndefs, x->defs, x->ndefs))
+					return "a destination is written elsewhere in the loop";
+			}
 	if (live_into(c, h, x))
 		return "a destination is live into the loop";
 	return NULL;
@@ -187,6 +188,8 @@ static const char *judge(ck *c, uint32_t h, uint32_t X)
 		return "not a fixed-latency ALU instruction without memory, scoreboard, guard or special registers";
 	if (c->seg[X] != c->seg[L + 1])
 		return "it passed a fixed point inside its block";
+	if (shares(il, &c->in[X]) || shares(&c->in[X], il))
+		return "it shares a register with the block's first instruction, which it passed";
 	uint8_t *mark = calloc(c->nb + 1, 1);
 	if (!mark)
 		return "out of memory";
@@ -206,15 +209,15 @@ void ck_xblock(ck *c)
 		uint32_t X = c->map[L];
 		if (X == L || c->in[X].block != h)
 			continue;
-		c->xmoved[X] = c->xleader[L] = 1;
 		const char *why = judge(c, h, X);
 		if (why) {
 			char msg[256];
 			snprintf(msg, sizeof msg, "%s moved from 0x%x to the end of the block before 0x%x: %s", c->in[X].opcode,
 				 16 * X, 16 * L, why);
 			ck_flag(c, L, msg);
-			continue;
+			continue; /* and check_places reports the moves themselves */
 		}
+		c->xmoved[X] = c->xleader[L] = 1;
 		c->tblock[L] = h - 1; /* the tuned layout: X ends A, H starts at L */
 		c->tblast[h - 1] = L;
 		c->tbfirst[h] = L + 1;

@@ -14,7 +14,7 @@
  *     L and X in H; X is not H's last instruction and at most XB_DEPTH slots below L.
  *  X2 A's last instruction is not control (nothing branches or converges between A and L); L is
  *     not control, sync, barrier or fence; no BSSY or other non-branch reference names L.
- *  X3 X depends on none of the instructions it passes in H (sc_ordered).
+ *  X3 X depends on none of the instructions it passes in H, L included (sc_ordered).
  *  X4 timing into X: every producer P in A at least sc_latency(P, X) (the full table) cycles
  *     before X's new issue; the distance from A's start at least the largest latency into X
  *     from anywhere (xlin); a wait bit of X at least 2 cycles after the latest setter in A.
@@ -462,8 +462,8 @@ st_status sc_check_xblock(const st_sched *s, st_move mv, sc_fix *fix, uint32_t *
 		return illegal(err, s, j, "its block or the one before already took an xblock move", NULL);
 	if (j <= t || j - t > XB_DEPTH || j >= m->blast[h])
 		return illegal(err, s, j, "not within the first slots of its block (or its last)", NULL);
-	for (uint32_t q = t + 1; q < j; q++)
-		if ((m->si[s->at[q]].flags & SC_FIXED) || sc_ordered(m, s->at[q], X, why, sizeof why))
+	for (uint32_t q = t; q < j; q++) /* L included */
+		if ((q > t && (m->si[s->at[q]].flags & SC_FIXED)) || sc_ordered(m, s->at[q], X, why, sizeof why))
 			return illegal(err, s, j, "it depends on what it would pass: ", why);
 	if (!(rc = check_into(s, j, t, a, &lo, err)) && !(rc = check_out(s, j, t, h, &hi, err)))
 		rc = fixup(s, j, t, fix, err);

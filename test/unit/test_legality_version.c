@@ -20,12 +20,13 @@
  * both use.  Keep in step with the comment at ST_LEGALITY_VERSION. */
 static const char *const rule_files[] = {
 	"plugin/sched/model.c",	    "plugin/sched/state.c",	"plugin/sched/check.c",
-	"plugin/sched/check_move.c", "plugin/sched/sched_internal.h", "plugin/sched/hoist.c", "plugin/sched/wait.c", "plugin/sass/latency.c",
+	"plugin/sched/check_move.c", "plugin/sched/sched_internal.h", "plugin/sched/hoist.c", "plugin/sched/wait.c",
+	"plugin/sched/xblock.c", "plugin/sched/check_xblock.c", "plugin/sched/check_internal.h", "plugin/sass/latency.c",
 	"plugin/sass/latency_tables.c",
 };
 
-#define RECORDED_VERSION 3
-#define RECORDED_HASH "d84977ad6d6e2821b5e35ad22bd83e52875184dd2dd1b346592cf49df89d3fd8"
+#define RECORDED_VERSION 4
+#define RECORDED_HASH "40863dbe2834d08a4741d05ee6666aada6eb973f62342ba224c10f7a4ab8cf91"
 
 /* SHA-256 over "<path>\n<SHA-256 of the file>\n" for each file, in order. */
 static void rules_hash(char out[65])

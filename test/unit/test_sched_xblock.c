@@ -166,9 +166,10 @@ static void test_xblock_hazards(void **state_)
 	st_sched *s = st_test_sched_new(&x, ST_SCHED_WIDE | ST_SCHED_XBLOCK);
 	const st_sass_insn *in = st_sass_insns(x.k);
 	static const struct { uint32_t j; const char *op, *why; } bad[] = {
-		{0x1d, "LEA", "a source is written in the loop"},                  /* reads R7 (IADD3 at 0x1b0) */
-		{0x20, "CS2R", "a destination is written elsewhere in the loop"}, /* R6..R7: LDG, IADD3 */
-		{0x21, "LDG", "not a fixed-latency ALU"},                          /* a load */
+		{0x1d, "LEA", "shares a register with the block's first instruction"}, /* reads R7 (IADD3 at 0x1b0) */
+		{0x22, "IADD3", "a source is written in the loop"},                    /* R26 (IADD3 at 0x370) */
+		{0x28, "CS2R", "a destination is written elsewhere in the loop"},     /* R8: the LDG at 0x2d0 */
+		{0x21, "LDG", "not a fixed-latency ALU"},                              /* a load */
 	};
 	for (size_t b = 0; b < sizeof bad / sizeof bad[0]; b++) {
 		uint32_t j = bad[b].j, t = 0x1b;
