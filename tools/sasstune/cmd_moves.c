@@ -35,8 +35,8 @@ static void usage(FILE *out)
 		"                family) why each wait cannot move, and (xblock family) why each candidate\n"
 		"                cannot move now\n"
 		"  --json        {\"kernels\": [{kernel, instructions, blocks, setting, families, counts: {swap,\n"
-		"                stall, yield, reuse, [hoist, wait, xblock,] total}, moves: [{kind, slot, offset, text}],\n"
-		"                refused: [...]}]}\n"
+		"                stall, yield, reuse, [hoist, wait, xblock,] total}, moves: [{kind, slot,\n"
+		"                offset, text}], refused: [...]}]}\n"
 		"  -h, --help\n\n"
 		"exit status: 0 listed, 1 the cubin or listing cannot be read, 2 usage error\n");
 }
