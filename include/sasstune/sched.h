@@ -12,7 +12,7 @@
 
 /* The legality model's version, part of the schedule cache key: bumped by every change to a
  * legality or checker rule (plugin/sched: model.c, state.c, check.c, check_move.c,
- * sched_internal.h, hoist.c, wait.c, xblock.c; plugin/sass: latency.c, latency_tables.c).  test_legality_version fails
+ * sched_internal.h, hoist.c, wait.c, xblock.c, check_xblock.c, check_internal.h; plugin/sass: latency.c, latency_tables.c).  test_legality_version fails
  * when those files change and its recorded hash does not. */
 #define ST_LEGALITY_VERSION 4
 /* The move families tuning uses by default (st_tune_opts_init, the pass), by name (keyed in the
