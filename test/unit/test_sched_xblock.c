@@ -7,6 +7,7 @@
 
 #include "sasstune/cubin.h"
 #include "sasstune/sched.h"
+#include "sched/sched_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -334,13 +335,59 @@ static void test_xblock_families(void **state_)
 	st_test_kernel_close(&x);
 }
 
+/* The move cache stays exact: after every move of walks that take the xblock moves (layernorm),
+ * each slot's cached bits equal a fresh evaluation (sc_check of every kind; frozen slots none). */
+static void test_xblock_cache_is_exact(void **state_)
+{
+	(void)state_;
+	st_test_kernel x;
+	st_error err = {0};
+	st_test_kernel_open(&x, "triton-sm90", LN);
+	st_sched *s = st_test_sched_new(&x, ST_SCHED_WIDE | ST_SCHED_XBLOCK);
+	size_t took = 0;
+	for (unsigned t = 0; t < 30 && st_sched_move_count(s); t++) {
+		st_move mv;
+		if (!(count_kind(s, ST_MOVE_XBLOCK, &mv) && rnd() % 3 == 0))
+			mv = st_sched_move(s, (size_t)(rnd() % st_sched_move_count(s)));
+		int undo = t % 10 == 9 && st_sched_depth(s);
+		took += !undo && mv.kind == ST_MOVE_XBLOCK;
+		assert_int_equal(undo ? st_sched_undo(s, &err) : st_sched_apply(s, mv, &err), ST_OK);
+		size_t count = 0;
+		for (uint32_t j = 0; j < st_sched_count(s); j++) {
+			unsigned bits = 0;
+			st_move q = {ST_MOVE_SWAP, 0, j, {0}};
+			bits |= sc_check(s, q, NULL, NULL, NULL, NULL) == ST_OK ? 1u : 0;
+			q.kind = ST_MOVE_STALL;
+			bits |= sc_check(s, q, NULL, NULL, NULL, NULL) == ST_OK ? 2u : 0;
+			q.kind = ST_MOVE_YIELD;
+			bits |= sc_check(s, q, NULL, NULL, NULL, NULL) == ST_OK ? 4u : 0;
+			q.kind = ST_MOVE_REUSE;
+			for (uint8_t a = 0; a < 3; a++) {
+				q.arg = a;
+				bits |= sc_check(s, q, NULL, NULL, NULL, NULL) == ST_OK ? 8u << a : 0;
+			}
+			q.kind = ST_MOVE_XBLOCK;
+			q.arg = 0;
+			bits |= sc_check(s, q, NULL, NULL, NULL, NULL) == ST_OK ? 1u << SC_LEGAL_XBLOCK : 0;
+			if (bits != s->legal[j])
+				fail_msg("after %u moves: slot %u cached 0x%x, fresh 0x%x", t + 1, j, s->legal[j], bits);
+			for (; bits; bits &= bits - 1)
+				count++;
+		}
+		assert_int_equal(count, st_sched_move_count(s));
+	}
+	assert_true(took > 0);
+	st_sched_free(s);
+	st_test_kernel_close(&x);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_xblock_candidates),   cmocka_unit_test(test_xblock_apply_undo),
 		cmocka_unit_test(test_xblock_hazards),      cmocka_unit_test(test_xblock_after_control),
 		cmocka_unit_test(test_xblock_schedule),     cmocka_unit_test(test_xblock_walks),
-		cmocka_unit_test(test_xblock_families),
+		cmocka_unit_test(test_xblock_families),     cmocka_unit_test(test_xblock_cache_is_exact),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
