@@ -2,39 +2,14 @@
  * constraint a rewritten kernel breaks relative to its original.  Written apart from the move
  * generator (model.c, check_move.c): it shares none of its code, recovers the instruction
  * mapping from the words themselves and judges the result, not the moves.  docs/sched.md. */
-#include "sasstune/sched.h"
-
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define CK_LIMIT 30       /* cycles: longest constraint (tables top out at 28) */
-#define CK_MAX_BLOCKS 16  /* blocks a cross-block walk may enter */
-#define CK_CONSUMERS 8    /* consumers of a variable-latency result checked for coverage */
 
-typedef struct ck {
-	const st_sass_kernel *k;
-	const st_sass_insn *in;
-	size_t n;
-	int sm;
-	const char *name;
-	uint32_t *map, *inv;  /* map[tuned slot] = original index; inv[original] = tuned slot */
-	st_ctrl *ct;          /* tuned control fields per tuned slot */
-	int32_t *ot;          /* original issue cycle from block start, per original index */
-	uint32_t *bfirst, *blast;
-	int32_t (*bsucc)[2];
-	size_t nb;
-	bool *fixed, *refslot;
-	uint32_t *seg;        /* segment (between fixed points) of each original slot */
-	uint8_t counted;      /* SBs counted by some DEPBAR.LE with a count > 0 */
-	uint8_t *depbar;      /* SBs each original instruction waits on as a DEPBAR */
-	int *depcnt;          /* its count */
-	st_check_report_fn report;
-	void *ctx;
-	size_t bad;
-} ck;
+#include "check_internal.h"
 
 static void violation(ck *c, uint32_t slot, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void violation(ck *c, uint32_t slot, const char *fmt, ...)
@@ -48,6 +23,11 @@ static void violation(ck *c, uint32_t slot, const char *fmt, ...)
 	vsnprintf(buf, sizeof buf, fmt, ap);
 	va_end(ap);
 	c->report(c->ctx, c->name, 16 * slot, buf);
+}
+
+void ck_flag(ck *c, uint32_t slot, const char *msg)
+{
+	violation(c, slot, "%s", msg);
 }
 
 static int op_is(const char *op, const char *m)
@@ -394,6 +374,8 @@ static void check_places(ck *c)
 {
 	for (uint32_t j = 0; j < c->n; j++) {
 		uint32_t i = c->map[j];
+		if (c->xmoved[i] || c->xleader[i])
+			continue; /* judged by ck_xblock */
 		if (c->fixed[i] && j != i)
 			violation(c, j, "%s moved from 0x%x: it is a fixed point (control flow, barrier, fence, block entry, code reference)",
 				  c->in[i].opcode, 16 * i);
@@ -462,6 +444,8 @@ static void visit(walkctx *w, uint32_t q, int dt, int od)
 	uint32_t P = c->map[w->p], Q = c->map[q];
 	const st_sass_insn *p = &c->in[P], *y = &c->in[Q];
 	char what[160];
+	if (c->xmoved[P] || c->xmoved[Q])
+		od = -1; /* moved across blocks: no original distance along this path; the full table */
 	int l = pair_latency(c, p, y, what, sizeof what);
 	if (l > 0) {
 		int req = od >= 0 && od < l ? od : l;
@@ -491,10 +475,10 @@ static void walk_block(walkctx *w, uint32_t b, int dt, int base, int depth)
 	ck *c = w->c;
 	uint32_t P = c->map[w->p];
 	bool own = depth == 0;
-	uint32_t q = own ? w->p + 1 : c->bfirst[b];
+	uint32_t q = own ? w->p + 1 : c->tbfirst[b];
 	if (own)
 		dt = c->ct[w->p].stall;
-	for (; q <= c->blast[b] && dt < CK_LIMIT; q++) {
+	for (; q <= c->tblast[b] && dt < CK_LIMIT; q++) {
 		uint32_t Q = c->map[q];
 		int od = own ? (Q > P ? c->ot[Q] - c->ot[P] : -1) : base + c->ot[Q];
 		visit(w, q, dt, od);
@@ -520,7 +504,7 @@ static void check_latencies(ck *c)
 			bt[b] += c->in[i].ctrl.stall;
 	for (uint32_t p = 0; p < c->n; p++) {
 		walkctx w = {c, p, bt};
-		walk_block(&w, c->in[p].block, 0, 0, 0);
+		walk_block(&w, c->tblock[p], 0, 0, 0);
 	}
 	free(bt);
 }
@@ -956,6 +940,11 @@ static void ck_free(ck *c)
 	free(c->seg);
 	free(c->depbar);
 	free(c->depcnt);
+	free(c->xmoved);
+	free(c->xleader);
+	free(c->tblock);
+	free(c->tbfirst);
+	free(c->tblast);
 }
 
 st_status st_check_kernel(const st_cubin *orig, const st_cubin *tuned, const char *name, const st_sass_opts *o,
@@ -1005,8 +994,13 @@ st_status st_check_kernel(const st_cubin *orig, const st_cubin *tuned, const cha
 	c.bfirst = calloc(c.nb ? c.nb : 1, sizeof *c.bfirst);
 	c.blast = calloc(c.nb ? c.nb : 1, sizeof *c.blast);
 	c.bsucc = calloc(c.nb ? c.nb : 1, sizeof *c.bsucc);
+	c.xmoved = calloc(n1, 1);
+	c.xleader = calloc(n1, 1);
+	c.tblock = calloc(n1, sizeof *c.tblock);
+	c.tbfirst = calloc(c.nb ? c.nb : 1, sizeof *c.tbfirst);
+	c.tblast = calloc(c.nb ? c.nb : 1, sizeof *c.tblast);
 	if (!c.map || !c.inv || !c.ct || !c.ot || !c.fixed || !c.refslot || !c.seg || !c.depbar || !c.depcnt ||
-	    !c.bfirst || !c.blast || !c.bsucc) {
+	    !c.bfirst || !c.blast || !c.bsucc || !c.xmoved || !c.xleader || !c.tblock || !c.tbfirst || !c.tblast) {
 		ck_free(&c);
 		st_sass_free(k);
 		return st_error_set(err, ST_ENOMEM, "out of memory");
@@ -1019,8 +1013,8 @@ st_status st_check_kernel(const st_cubin *orig, const st_cubin *tuned, const cha
 	for (size_t b = 0; b < c.nb; b++) {
 		uint32_t first, count;
 		st_sass_block(k, b, &first, &count, c.bsucc[b]);
-		c.bfirst[b] = first;
-		c.blast[b] = first + count - 1;
+		c.bfirst[b] = c.tbfirst[b] = first;
+		c.blast[b] = c.tblast[b] = first + count - 1;
 		int32_t t = 0;
 		for (uint32_t i = first; i < first + count; i++) {
 			c.ot[i] = t;
@@ -1031,6 +1025,7 @@ st_status st_check_kernel(const st_cubin *orig, const st_cubin *tuned, const cha
 	for (uint32_t i = 0; i < c.n; i++) {
 		const st_sass_insn *x = &c.in[i];
 		c.fixed[i] = is_fixed(&c, i);
+		c.tblock[i] = x->block;
 		if (c.fixed[i] || (i && x->block != c.in[i - 1].block))
 			seg++;
 		c.seg[i] = seg;
@@ -1062,6 +1057,7 @@ st_status st_check_kernel(const st_cubin *orig, const st_cubin *tuned, const cha
 		for (uint32_t j = 0; j < c.n; j++)
 			c.ct[j] = st_ctrl_decode(tcode + 16 * j);
 		check_codes_and_refs(&c, orig, ko, tuned, kt);
+		ck_xblock(&c);
 		check_places(&c);
 		check_orders(&c);
 		check_latencies(&c);

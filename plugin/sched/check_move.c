@@ -444,6 +444,10 @@ st_status sc_check(const st_sched *s, st_move mv, sc_fix *fix, uint32_t *rlo, ui
 		fix->n = 0;
 	if (mv.slot >= s->m.n)
 		return st_error_set(err, ST_EINVAL, "move at slot %u: the kernel has %zu slots", mv.slot, s->m.n);
+	if (sc_xblock_frozen(s, mv.slot) || (mv.kind == ST_MOVE_SWAP && mv.slot + 1 < s->m.n && sc_xblock_frozen(s, mv.slot + 1)))
+		return st_error_set(err, ST_EILLEGAL, "move at 0x%x: its block took an xblock move (frozen)", 16 * mv.slot);
+	if (mv.kind == ST_MOVE_XBLOCK) /* xblock.c */
+		return sc_check_xblock(s, mv, fix, rlo, rhi, err);
 	if (mv.kind == ST_MOVE_HOIST) /* a chain of swaps (hoist.c); its fix-ups are the swaps' own */
 		return sc_check_hoist(s, mv, rlo, rhi, err);
 	if (mv.kind == ST_MOVE_WAIT) /* wait.c */

@@ -146,6 +146,8 @@ st_status st_sched_features(const st_sched *s, size_t move, float out[ST_SEARCH_
 		if (ib->flags & ST_F_VARLAT)
 			gain -= s->ctrl[A].stall;
 		out[ST_F_EST_GAIN] = clip((gain - raise) / 16.0);
+	} else if (mv.kind == ST_MOVE_XBLOCK) { /* the moving insn; its fix-up keeps every distance (gain 0) */
+		out[ST_F_SWAP] = 1;
 	} else if (mv.kind == ST_MOVE_HOIST) { /* features of the moving insn in the current state */
 		out[ST_F_SWAP] = 1;
 		out[ST_F_LOAD_UP] = mv.arg % 8 < 4 && ia->cls == ST_CLASS_MEMORY && (ia->flags & ST_F_LOAD) ? 1.0f : 0.0f;

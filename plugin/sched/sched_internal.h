@@ -28,6 +28,7 @@
 #define SC_HOIST_ARGS 16 /* single 0..7, group 8..15 */
 #define SC_LEGAL_GROUP 20 /* bit of group variant 8 (arg a: bit 12 + a) */
 #define SC_LEGAL_SB 28   /* bits of the SB moves: 28 write SB, 29 read SB (to the lowest locally idle SB) */
+#define SC_LEGAL_XBLOCK 30 /* bit of the xblock move */
 
 /* Static facts about one original instruction. */
 enum {
@@ -112,7 +113,7 @@ struct st_sched {
 	size_t nundo, capundo;
 	size_t nmoves;       /* moves applied (a hoist is one move of several undo records) */
 	/* legal-move cache: bit (slot * SC_KINDS + kind) plus its read extent */
-	uint32_t *legal;  /* per slot: bit per kind; REUSE 3..5 for a/b/c, HOIST 6..13, WAIT 14..19, group HOIST 20..27, SB 28..29 */
+	uint32_t *legal;  /* per slot: bit per kind; REUSE 3..5 for a/b/c, HOIST 6..13, WAIT 14..19, group HOIST 20..27, SB 28..29, XBLOCK 30 */
 	uint32_t *gread;  /* group: per original index, SC_GROUP_MAX - 1 readers of its results (group.c) */
 	uint8_t *ngread;  /* group: how many; 0 when it cannot be an address producer (NULL: no hoist family) */
 	uint8_t *wneed;   /* wait family, per original index: a stop (bit 6), touches a special (bit 7) */
@@ -122,6 +123,9 @@ struct st_sched {
 	int32_t *fen;     /* Fenwick tree over per-slot legal counts */
 	size_t nlegal;
 	uint32_t last_swap; /* slot of the latest swap applied, UINT32_MAX none (for features) */
+	uint32_t *xa;       /* xblock family, per original index: 1 + the block it may move to, 0 none */
+	uint8_t *xlin;      /* its longest fixed latency in from anywhere (cycles) */
+	uint8_t *xfroz;     /* per block: xblock moves applied into or out of it (then no move there) */
 };
 
 /* Legality of a move in the current state.  On success *fix (may be NULL) gets the control edits a
@@ -161,6 +165,14 @@ void sc_sb_prepare(st_sched *s);
 st_status sc_check_sb(const st_sched *s, st_move m, sc_fix *fix, uint32_t *rlo, uint32_t *rhi, st_error *err);
 uint32_t sc_sb_target(const st_sched *s, st_move m);
 int sc_sb_arg(const st_sched *s, uint32_t j, unsigned rd, uint32_t *lo, uint32_t *hi);
+/* Moves across blocks (xblock.c): static candidates (only with ST_SCHED_XBLOCK), legality and
+ * fix-up, the slot the insn lands on, the rotation (dir 1 apply, -1 undo; freezes/unfreezes the
+ * two blocks), and whether a slot lies in a frozen block. */
+st_status sc_xblock_prepare(st_sched *s, st_error *err);
+st_status sc_check_xblock(const st_sched *s, st_move m, sc_fix *fix, uint32_t *rlo, uint32_t *rhi, st_error *err);
+uint32_t sc_xblock_target(const st_sched *s, uint32_t slot);
+void sc_xblock_rotate(st_sched *s, uint32_t j, uint32_t t, int dir);
+int sc_xblock_frozen(const st_sched *s, uint32_t slot);
 /* Apply a swap at `slot` with its fix-up, no refresh (state.c; hoist.c's tentative chains). */
 void sc_swap_raw(st_sched *s, uint32_t slot, const sc_fix *fix);
 void sc_unswap_raw(st_sched *s, uint32_t slot, const sc_fix *fix);

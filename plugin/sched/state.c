@@ -35,13 +35,30 @@ static int popcount32(uint32_t v)
 	return c;
 }
 
+static void recount(st_sched *s, uint32_t slot, uint32_t bits, uint32_t lo, uint32_t hi)
+{
+	int delta = popcount32(bits) - popcount32(s->legal[slot]);
+	if (delta) {
+		fen_add(s, slot, delta);
+		s->nlegal = (size_t)((long)s->nlegal + delta);
+	}
+	s->legal[slot] = bits;
+	s->rlo[slot] = lo;
+	s->rhi[slot] = hi;
+}
+
 /* Bits of s->legal[slot]: 0 swap, 1 stall, 2 yield, 3..5 reuse a..c, 6..13 hoist variants, 14..19
- * wait on SB0..5, 20..27 group hoist variants (arg 8..15), 28..29 SB re-assignment of the write / read SB. */
+ * wait on SB0..5, 20..27 group hoist variants (arg 8..15), 28..29 SB re-assignment of the write / read
+ * SB, 30 xblock. */
 static void recompute(st_sched *s, uint32_t slot)
 {
 	uint32_t bits = 0;
 	uint32_t lo = slot, hi = slot, l, h;
 	st_move mv = {ST_MOVE_SWAP, 0, slot, {0}};
+	if (sc_xblock_frozen(s, slot)) { /* X8: nothing moves in a block an xblock move changed */
+		recount(s, slot, 0, slot, slot);
+		return;
+	}
 	if (sc_check(s, mv, NULL, &l, &h, NULL) == ST_OK)
 		bits |= 1;
 	lo = l < lo ? l : lo;
@@ -99,14 +116,14 @@ static void recompute(st_sched *s, uint32_t slot)
 		lo = a >= 0 && l < lo ? l : lo;
 		hi = a >= 0 && h > hi ? h : hi;
 	}
-	int delta = popcount32(bits) - popcount32(s->legal[slot]);
-	if (delta) {
-		fen_add(s, slot, delta);
-		s->nlegal = (size_t)((long)s->nlegal + delta);
+	if (s->m.flags & ST_SCHED_XBLOCK) {
+		st_move x = {ST_MOVE_XBLOCK, 0, slot, {0}};
+		if (sc_check_xblock(s, x, NULL, &l, &h, NULL) == ST_OK)
+			bits |= 1u << SC_LEGAL_XBLOCK;
+		lo = l < lo ? l : lo;
+		hi = h > hi ? h : hi;
 	}
-	s->legal[slot] = bits;
-	s->rlo[slot] = lo;
-	s->rhi[slot] = hi;
+	recount(s, slot, bits, lo, hi);
 }
 
 void sc_refresh(st_sched *s, uint32_t lo, uint32_t hi)
@@ -146,6 +163,9 @@ void st_sched_free(st_sched *s)
 	free(s->wo);
 	free(s->gread);
 	free(s->ngread);
+	free(s->xa);
+	free(s->xlin);
+	free(s->xfroz);
 	free(s);
 }
 
@@ -184,7 +204,8 @@ st_status st_sched_new(const st_sass_kernel *k, const st_cubin *c, unsigned flag
 	}
 	s->last_swap = UINT32_MAX;
 	if (((flags & ST_SCHED_WAIT) && (rc = sc_wait_prepare(s, err))) ||
-	    ((flags & ST_SCHED_HOIST) && (rc = sc_group_prepare(s, err)))) {
+	    ((flags & ST_SCHED_HOIST) && (rc = sc_group_prepare(s, err))) ||
+	    ((flags & ST_SCHED_XBLOCK) && (rc = sc_xblock_prepare(s, err)))) {
 		st_sched_free(s);
 		return rc;
 	}
@@ -231,8 +252,8 @@ st_move st_sched_move(const st_sched *s, size_t i)
 	uint32_t sl = mv.slot, sh = mv.slot;
 	mv.kind = b == 0 ? ST_MOVE_SWAP : b == 1 ? ST_MOVE_STALL : b == 2 ? ST_MOVE_YIELD
 		: b < SC_LEGAL_HOIST ? ST_MOVE_REUSE : b < SC_LEGAL_WAIT ? ST_MOVE_HOIST : b < SC_LEGAL_GROUP ? ST_MOVE_WAIT
-		: b < SC_LEGAL_SB ? ST_MOVE_HOIST : ST_MOVE_SB;
-	mv.arg = (uint8_t)(b >= SC_LEGAL_SB ? (unsigned)sc_sb_arg(s, mv.slot, b - SC_LEGAL_SB, &sl, &sh)
+		: b < SC_LEGAL_SB ? ST_MOVE_HOIST : b < SC_LEGAL_XBLOCK ? ST_MOVE_SB : ST_MOVE_XBLOCK;
+	mv.arg = (uint8_t)(b >= SC_LEGAL_XBLOCK ? 0 : b >= SC_LEGAL_SB ? (unsigned)sc_sb_arg(s, mv.slot, b - SC_LEGAL_SB, &sl, &sh)
 			   : b >= SC_LEGAL_GROUP ? b - SC_LEGAL_GROUP + SC_HOIST_VARIANTS : b >= SC_LEGAL_WAIT ? b - SC_LEGAL_WAIT
 			   : b >= SC_LEGAL_HOIST ? b - SC_LEGAL_HOIST : b >= 3 ? b - 3 : 0);
 	return mv;
@@ -277,6 +298,13 @@ int st_sched_describe(const st_sched *s, st_move m, char *buf, size_t n)
 		return snprintf(buf, n, "sb 0x%x %s SB%u -> SB%u, wait at 0x%x (%s -> %s)", 16 * m.slot, rd ? "read" : "write",
 				old, m.arg & 7u, 16 * y, a->opcode, s->m.in[s->at[y]].opcode);
 	}
+	case ST_MOVE_XBLOCK: {
+		uint32_t t = sc_xblock_target(s, m.slot);
+		if (sc_check_xblock(s, m, NULL, NULL, NULL, NULL))
+			return snprintf(buf, n, "xblock 0x%x (%s; not legal now)", 16 * m.slot, a->opcode);
+		return snprintf(buf, n, "xblock 0x%x -> 0x%x (%s, to the end of the block before %s)", 16 * m.slot, 16 * t,
+				a->opcode, s->m.in[s->at[t]].opcode);
+	}
 	case ST_MOVE_HOIST: {
 		if (m.arg >= SC_HOIST_VARIANTS && m.arg < SC_HOIST_ARGS && (s->m.flags & ST_SCHED_HOIST))
 			return sc_group_describe(s, m, buf, n);
@@ -319,6 +347,15 @@ static sc_undo *push_undo(st_sched *s, st_move m, uint8_t cont, const sc_fix *fi
 	return u;
 }
 
+/* The rotation of an xblock move from slot j, and the refresh range: both frozen blocks whole. */
+static void xblock_raw(st_sched *s, uint32_t j, int dir, uint32_t *lo, uint32_t *hi)
+{
+	uint32_t h = s->m.si[s->at[j]].block, t = s->m.bfirst[h];
+	sc_xblock_rotate(s, j, t, dir);
+	*lo = s->m.bfirst[h - 1] < *lo ? s->m.bfirst[h - 1] : *lo;
+	*hi = s->m.blast[h] > *hi ? s->m.blast[h] : *hi;
+}
+
 /* Apply one checked move's record (swap or control edit) to the state; widen [*lo, *hi]. */
 static void apply_record(st_sched *s, const sc_undo *u, uint32_t *lo, uint32_t *hi)
 {
@@ -328,6 +365,10 @@ static void apply_record(st_sched *s, const sc_undo *u, uint32_t *lo, uint32_t *
 		sc_swap_raw(s, u->m.slot, &fix);
 		s->last_swap = u->m.slot;
 		*hi = u->m.slot + 1 > *hi ? u->m.slot + 1 : *hi;
+	} else if (u->m.kind == ST_MOVE_XBLOCK) {
+		xblock_raw(s, u->m.slot, 1, lo, hi);
+		for (unsigned t = 0; t < fix.n; t++)
+			s->ctrl[fix.chg[t].idx] = fix.chg[t].now;
 	} else {
 		for (unsigned t = 0; t < fix.n; t++)
 			s->ctrl[fix.chg[t].idx] = fix.chg[t].now;
@@ -355,6 +396,8 @@ static void undo_record(st_sched *s, uint32_t *lo, uint32_t *hi)
 	else
 		for (unsigned t = fix.n; t-- > 0;)
 			s->ctrl[fix.chg[t].idx] = fix.chg[t].old;
+	if (u->m.kind == ST_MOVE_XBLOCK)
+		xblock_raw(s, u->m.slot, -1, lo, hi);
 }
 
 /* A hoist (single or group): its chain of swaps, each checked in the state the previous ones left
@@ -452,6 +495,13 @@ st_status st_sched_to_cubin(const st_sched *s, st_cubin *c, size_t k, st_error *
 	return rc;
 }
 
+/* The slot an applied xblock record (undo[i]) moved its instruction to: its block's first slot. */
+static uint32_t xblock_start(const st_sched *s, size_t i)
+{
+	(void)i;
+	return s->m.bfirst[s->m.si[s->at[s->undo[i].m.slot]].block];
+}
+
 st_status st_sched_to_schedule(const st_sched *s, st_schedule *out, st_error *err)
 {
 	const char *name = st_sass_name(s->m.k);
@@ -460,10 +510,31 @@ st_status st_sched_to_schedule(const st_sched *s, st_schedule *out, st_error *er
 		const sc_undo *u = &s->undo[i];
 		if (u->m.kind == ST_MOVE_SWAP)
 			rc = st_schedule_add_swap(out, name, u->m.slot, err);
+		if (u->m.kind == ST_MOVE_XBLOCK) /* its rotation as adjacent swaps up to the block start */
+			for (uint32_t p = u->m.slot, t = xblock_start(s, i); p-- > t && !rc;)
+				rc = st_schedule_add_swap(out, name, p, err);
 		for (unsigned t = 0; t < u->nchg && !rc; t++)
 			rc = st_schedule_add_ctrl(out, name, u->chg[t].slot, u->chg[t].now, err);
 	}
 	return rc;
+}
+
+/* With the xblock family: how many schedule moves from j are the swaps of one xblock move (0: none). */
+static size_t xblock_run(const st_sched *s, const st_schedule *sch, size_t i, size_t j)
+{
+	st_schedule_move sm = st_schedule_move_at(sch, i, j);
+	if (!(s->m.flags & ST_SCHED_XBLOCK) || (size_t)sm.slot + 1 >= s->m.n)
+		return 0;
+	uint32_t t = sc_xblock_target(s, sm.slot + 1), nm = (uint32_t)st_schedule_move_count(sch, i);
+	if (t > sm.slot || j + (sm.slot - t) >= nm)
+		return 0;
+	for (uint32_t d = 0; d <= sm.slot - t; d++) {
+		st_schedule_move x = st_schedule_move_at(sch, i, j + d);
+		if (x.is_ctrl || x.slot != sm.slot - d)
+			return 0;
+	}
+	st_move x = {ST_MOVE_XBLOCK, 0, sm.slot + 1, {0}};
+	return sc_check_xblock(s, x, NULL, NULL, NULL, NULL) == ST_OK ? sm.slot - t + 1 : 0;
 }
 
 st_status st_sched_replay(st_sched *s, const st_schedule *sch, size_t i, st_error *err)
@@ -478,6 +549,14 @@ st_status st_sched_replay(st_sched *s, const st_schedule *sch, size_t i, st_erro
 	for (size_t j = 0; j < nm; j++) {
 		st_schedule_move sm = st_schedule_move_at(sch, i, j);
 		st_move mv = {sm.is_ctrl ? ST_MOVE_CTRL : ST_MOVE_SWAP, 0, sm.slot, sm.ctrl};
+		size_t run = sm.is_ctrl ? 0 : xblock_run(s, sch, i, j);
+		if (run) { /* swaps p, p-1, ..., t carrying slot p+1 to its block start: one xblock move */
+			st_move x = {ST_MOVE_XBLOCK, 0, sm.slot + 1, {0}};
+			if (st_sched_apply(s, x, err))
+				return st_error_wrap(err, "kernels.%s.moves[%zu]", kn, j);
+			j += run - 1;
+			continue;
+		}
 		if (sm.is_ctrl && sm.slot < s->m.n && (s->m.flags & ST_SCHED_WAIT)) {
 			/* waits it drops: each must be a legal wait move (whose own fix-up adds the later wait) */
 			unsigned drop = s->ctrl[s->at[sm.slot]].wait & ~sm.ctrl.wait & 0x3fu;
@@ -521,7 +600,7 @@ st_status st_sched_rewrite(const st_cubin *c, const st_schedule *sch, const st_s
 			rc = st_error_set(err, ST_ENOTFOUND, "%s: no kernel named '%s' (kernels.%s of the schedule)",
 					  st_cubin_name(c), kn, kn);
 		else if (!(rc = st_sass_decode(c, kn, o, &ks[i], err)) && !st_schedule_is_permutation(sch, i) &&
-			 !(rc = st_sched_new(ks[i], c, ST_SCHED_WIDE | ST_SCHED_WAIT | ST_SCHED_SB, &ss[i], err)))
+			 !(rc = st_sched_new(ks[i], c, ST_SCHED_WIDE | ST_SCHED_WAIT | ST_SCHED_SB | ST_SCHED_XBLOCK, &ss[i], err)))
 			rc = st_sched_replay(ss[i], sch, i, err);
 	}
 	if (!rc) {

@@ -24,20 +24,23 @@ static void usage(FILE *out)
 		"hoist/sink, up to 4 producers, relative order kept).  With the wait family, a wait\n"
 		"on a scoreboard moves later, to the first instruction of the block that may need it.  With the\n"
 		"sb family, a variable-latency producer's write or read scoreboard becomes the lowest one idle\n"
-		"near it, waited on where its old one was first waited on after it.\n\n"
+		"near it, waited on where its old one was first waited on after it.  With the xblock family, an\n"
+		"ALU instruction moves to the end of the block that falls through into its own (loop-invariant\n"
+		"code out of a loop).\n\n"
 		"options:\n"
 		"  --listing F   the cubin's `nvdisasm -hex -c` listing (default: run nvdisasm)\n"
 		"  --kernel K    only kernel K (default: every kernel)\n"
 		"  --wide        the wide setting\n"
 		"  --no-ctrl     swaps only\n"
-		"  --families L  move families, a comma list of swap (required), ctrl, hoist, wait, sb\n"
-		"                (default swap,ctrl; --no-ctrl is swap alone)\n"
+		"  --families L  move families, a comma list of swap (required), ctrl, hoist, wait, sb, rename,\n"
+		"                xblock (default swap,ctrl; --no-ctrl is swap alone)\n"
 		"  --why         also list every refused swap with the dependence it would break, and (hoist\n"
 		"                family) where each instruction's (and each load group's) hoist and sink chains\n"
-		"                stop and why, (wait family) why each wait cannot move, and (sb family) why\n"
-		"                each scoreboard cannot be re-assigned\n"
+		"                stop and why, (wait family) why each wait cannot move, (sb family) why each\n"
+		"                scoreboard cannot be re-assigned, and (xblock family) why each candidate\n"
+		"                cannot move now\n"
 		"  --json        {\"kernels\": [{kernel, instructions, blocks, setting, families, counts: {swap,\n"
-		"                stall, yield, reuse, [hoist, hoist_group, wait, sb,] total}, moves: [{kind, slot,\n"
+		"                stall, yield, reuse, [hoist, hoist_group, wait, sb, xblock,] total}, moves: [{kind, slot,\n"
 		"                offset, text}], refused: [...]}]}\n"
 		"  -h, --help\n\n"
 		"exit status: 0 listed, 1 the cubin or listing cannot be read, 2 usage error\n");
@@ -45,8 +48,8 @@ static void usage(FILE *out)
 
 static const char *kind_name(unsigned k)
 {
-	static const char *const n[] = {"swap", "stall", "yield", "reuse", "ctrl", "hoist", "wait", "sb"};
-	return k < 8 ? n[k] : "?";
+	static const char *const n[] = {"swap", "stall", "yield", "reuse", "ctrl", "hoist", "wait", "sb", "?", "xblock"};
+	return k < 10 ? n[k] : "?";
 }
 
 int st_cmd_moves(int argc, char **argv)
@@ -87,8 +90,9 @@ int st_cmd_moves(int argc, char **argv)
 			rc = st_cli_fail(argv[0], &err);
 			break;
 		}
-		size_t nm = st_sched_move_count(s), counts[8] = {0}, groups = 0;
+		size_t nm = st_sched_move_count(s), counts[10] = {0}, groups = 0;
 		int hoist = (flags & ST_SCHED_HOIST) != 0, wait = (flags & ST_SCHED_WAIT) != 0, sb = (flags & ST_SCHED_SB) != 0;
+		int xblock = (flags & ST_SCHED_XBLOCK) != 0;
 		for (size_t i = 0; i < nm; i++)
 		{
 			st_move mv = st_sched_move(s, i);
@@ -117,6 +121,8 @@ int st_cmd_moves(int argc, char **argv)
 				cJSON_AddNumberToObject(cj, "wait", (double)counts[ST_MOVE_WAIT]);
 			if (sb)
 				cJSON_AddNumberToObject(cj, "sb", (double)counts[ST_MOVE_SB]);
+			if (xblock)
+				cJSON_AddNumberToObject(cj, "xblock", (double)counts[ST_MOVE_XBLOCK]);
 			cJSON_AddNumberToObject(cj, "total", (double)nm);
 			mj = cJSON_AddArrayToObject(kj, "moves");
 			if (why)
@@ -131,6 +137,8 @@ int st_cmd_moves(int argc, char **argv)
 				printf(", wait %zu", counts[ST_MOVE_WAIT]);
 			if (sb)
 				printf(", sb %zu", counts[ST_MOVE_SB]);
+			if (xblock)
+				printf(", xblock %zu", counts[ST_MOVE_XBLOCK]);
 			printf(")\n");
 		}
 		for (size_t i = 0; i < nm; i++) {
@@ -200,6 +208,17 @@ int st_cmd_moves(int argc, char **argv)
 				else
 					printf("  refused: %s\n", e2.msg);
 			}
+		for (size_t j = 0; why && xblock && j < st_sched_count(s); j++) {
+			/* every instruction the static rules admit (a candidate) whose move is refused now */
+			st_move mv = {ST_MOVE_XBLOCK, 0, (uint32_t)j, {0}};
+			st_error e2 = {0};
+			if (!st_sched_check(s, mv, &e2) || strstr(e2.msg, "not a candidate"))
+				continue;
+			if (json)
+				cJSON_AddItemToArray(rj, cJSON_CreateString(e2.msg));
+			else
+				printf("  refused: %s\n", e2.msg);
+		}
 		st_sched_free(s);
 		st_sass_free(sk);
 	}

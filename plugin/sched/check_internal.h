@@ -1,0 +1,47 @@
+/* The independent checker's state (check.c), shared with its rule for moves across blocks
+ * (check_xblock.c).  Nothing here is used by the move generator. */
+#ifndef ST_CHECK_INTERNAL_H
+#define ST_CHECK_INTERNAL_H
+
+#include "sasstune/sched.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define CK_LIMIT 30       /* cycles: longest constraint (tables top out at 28) */
+#define CK_MAX_BLOCKS 16  /* blocks a cross-block walk may enter */
+#define CK_CONSUMERS 8    /* consumers of a variable-latency result checked for coverage */
+
+typedef struct ck {
+	const st_sass_kernel *k;
+	const st_sass_insn *in;
+	size_t n;
+	int sm;
+	const char *name;
+	uint32_t *map, *inv;  /* map[tuned slot] = original index; inv[original] = tuned slot */
+	st_ctrl *ct;          /* tuned control fields per tuned slot */
+	int32_t *ot;          /* original issue cycle from block start, per original index */
+	uint32_t *bfirst, *blast;
+	int32_t (*bsucc)[2];
+	size_t nb;
+	bool *fixed, *refslot;
+	uint32_t *seg;        /* segment (between fixed points) of each original slot */
+	uint8_t counted;      /* SBs counted by some DEPBAR.LE with a count > 0 */
+	uint8_t *depbar;      /* SBs each original instruction waits on as a DEPBAR */
+	int *depcnt;          /* its count */
+	st_check_report_fn report;
+	void *ctx;
+	size_t bad;
+	/* moves across blocks (check_xblock.c): per original index, moved to the end of the block
+	 * before / a block leader moved down one slot by such a move; per tuned slot its block in the
+	 * tuned layout, and per block its tuned first and last slot */
+	uint8_t *xmoved, *xleader;
+	uint32_t *tblock, *tbfirst, *tblast;
+} ck;
+
+/* One violation at tuned slot `slot` (check.c). */
+void ck_flag(ck *c, uint32_t slot, const char *msg);
+/* Find and judge every move across blocks; accepted ones get the tuned layout (check_xblock.c). */
+void ck_xblock(ck *c);
+#endif

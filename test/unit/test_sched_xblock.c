@@ -1,0 +1,393 @@
+/* Unit tests of the xblock family (plugin/sched/xblock.c, docs/sched.md "Across blocks") and of
+ * the checker's own rule for it (check_xblock.c): which moves the fixtures offer (two
+ * loop-invariant copies in layernorm, nothing elsewhere), apply/undo exactness and the frozen
+ * blocks, the fix-ups, hand-made hazards (refused by the model, caught by the checker), schedule
+ * replay, and random walks with every family on that the checker passes. */
+#include "testutil.h"
+
+#include "sasstune/cubin.h"
+#include "sasstune/sched.h"
+#include "sched/sched_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LN "layernorm_f16_1024x1024"
+
+static uint64_t rng = 0x2545f4914f6cdd1dull;
+static uint64_t rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+static size_t count_kind(const st_sched *s, unsigned kind, st_move *first)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < st_sched_move_count(s); i++) {
+		st_move m = st_sched_move(s, i);
+		if (m.kind == kind && !n++ && first)
+			*first = m;
+	}
+	return n;
+}
+
+static size_t violations(st_test_kernel *x, const st_cubin *t)
+{
+	size_t bad = 0;
+	st_error err = {0};
+	st_check_kernel(x->c, t, x->name, &x->o, NULL, NULL, &bad, &err);
+	return bad;
+}
+
+typedef struct hits { const char *want; int hit; } hits;
+static void on_violation(void *ctx, const char *kernel, uint32_t offset, const char *msg)
+{
+	hits *h = ctx;
+	(void)kernel;
+	(void)offset;
+	if (strstr(msg, h->want))
+		h->hit = 1;
+}
+
+/* The checker flags t with a message containing want. */
+static void caught(st_test_kernel *x, const st_cubin *t, const char *want)
+{
+	hits h = {want, 0};
+	size_t bad = 0;
+	st_error err = {0};
+	st_check_kernel(x->c, t, x->name, &x->o, on_violation, &h, &bad, &err);
+	if (!bad || !h.hit)
+		fail_msg("the checker did not report '%s' (%zu violations: %s)", want, bad, err.msg);
+}
+
+/* What the fixtures offer in their original state: the two `MOV R5, R2x` that ptxas re-copies
+ * at the top of layernorm's loops (ptxas 12.8 and 13.5), nothing else. */
+static void test_xblock_candidates(void **state_)
+{
+	(void)state_;
+	static const char *const dirs[] = {"triton-sm90", "triton-sm90-ptxas13.5"};
+	for (int d = 0; d < 2; d++)
+		for (const char *const *f = st_test_triton_fixtures; *f; f++) {
+			st_test_kernel x;
+			st_test_kernel_open(&x, dirs[d], *f);
+			st_sched *s = st_test_sched_new(&x, ST_SCHED_WIDE | ST_SCHED_XBLOCK);
+			size_t n = count_kind(s, ST_MOVE_XBLOCK, NULL);
+			assert_int_equal(n, strcmp(*f, LN) ? 0 : 2);
+			for (size_t i = 0; i < st_sched_move_count(s); i++) {
+				st_move m = st_sched_move(s, i);
+				char text[256];
+				if (m.kind != ST_MOVE_XBLOCK)
+					continue;
+				st_sched_describe(s, m, text, sizeof text);
+				assert_true(m.slot == 0x1c || m.slot == 0xc8);
+				assert_non_null(strstr(text, "MOV, to the end of the block before"));
+			}
+			st_sched_free(s);
+			st_test_kernel_close(&x);
+		}
+}
+
+/* Apply: X lands on its block's first slot, L one lower; the stall of the instruction before X's
+ * old slot grows by X's stall, the next takes X's waits; A and H have no legal move left; undo
+ * restores order, control fields and the move list exactly; the checker accepts the result. */
+static void test_xblock_apply_undo(void **state_)
+{
+	(void)state_;
+	st_test_kernel x;
+	st_error err = {0};
+	st_test_kernel_open(&x, "triton-sm90", LN);
+	st_sched *s = st_test_sched_new(&x, ST_SCHED_WIDE | ST_SCHED_XBLOCK | ST_SCHED_HOIST | ST_SCHED_WAIT);
+	const st_sass_insn *in = st_sass_insns(x.k);
+	size_t n = st_sched_count(s), before = st_sched_move_count(s);
+	st_move m;
+	assert_true(count_kind(s, ST_MOVE_XBLOCK, &m) == 2);
+	uint32_t j = m.slot, X = st_sched_at(s, j), t = 0x1b;
+	assert_int_equal(in[X].block, in[t].block);
+	assert_int_equal(st_sched_apply(s, m, &err), ST_OK);
+	assert_int_equal(st_sched_at(s, t), X);
+	assert_int_equal(st_sched_at(s, t + 1), t);
+	assert_int_equal(st_sched_ctrl(s, j).stall, in[j - 1].ctrl.stall + in[X].ctrl.stall);
+	assert_int_equal(st_sched_ctrl(s, j + 1).wait & in[X].ctrl.wait, in[X].ctrl.wait);
+	for (size_t i = 0; i < st_sched_move_count(s); i++) {
+		uint32_t b = in[st_sched_at(s, st_sched_move(s, i).slot)].block;
+		assert_true(b != in[t].block && b != in[t].block - 1); /* X8: frozen */
+	}
+	assert_int_equal(count_kind(s, ST_MOVE_XBLOCK, NULL), 1);
+	st_cubin *c = st_test_cubin_copy(x.c);
+	assert_int_equal(st_sched_to_cubin(s, c, 0, &err), ST_OK);
+	assert_int_equal(violations(&x, c), 0);
+	st_cubin_free(c);
+	assert_int_equal(st_sched_undo(s, &err), ST_OK);
+	for (uint32_t i = 0; i < n; i++) {
+		assert_int_equal(st_sched_at(s, i), i);
+		st_ctrl a = st_sched_ctrl(s, i);
+		assert_memory_equal(&a, &in[i].ctrl, sizeof a);
+	}
+	assert_int_equal(st_sched_move_count(s), before);
+	st_sched_free(s);
+	st_test_kernel_close(&x);
+}
+
+/* A copy of x's cubin with original slot j carried to slot t (the others between shift down one),
+ * and control fields `ctrl` set on tuned slots `at` (n of them). */
+static st_cubin *rotated(st_test_kernel *x, uint32_t j, uint32_t t, const uint32_t *at, const st_ctrl *ctrl, int n)
+{
+	st_error err = {0};
+	size_t cnt = st_sass_count(x->k);
+	uint32_t *perm = malloc(cnt * sizeof *perm);
+	assert_non_null(perm);
+	for (uint32_t i = 0; i < cnt; i++)
+		perm[i] = i;
+	memmove(&perm[t + 1], &perm[t], (j - t) * sizeof *perm);
+	perm[t] = j;
+	st_cubin *c = st_test_cubin_copy(x->c);
+	assert_int_equal(st_cubin_permute(c, 0, perm, cnt, &err), ST_OK);
+	for (int i = 0; i < n; i++) {
+		uint8_t w[16];
+		memcpy(w, st_cubin_code(c, 0, NULL) + 16 * at[i], 16);
+		assert_int_equal(st_ctrl_encode(w, ctrl[i], &err), ST_OK);
+		assert_int_equal(st_cubin_set_ctrl(c, 0, at[i], w, &err), ST_OK);
+	}
+	free(perm);
+	return c;
+}
+
+/* Hand-made hazards in layernorm's first loop (header 0x1b0, preheader ends at 0x1a0): each
+ * instruction the model refuses (not a candidate), moved there by hand with the model's fix-ups,
+ * is reported by the checker with its rule; the legal move made by hand passes. */
+static void test_xblock_hazards(void **state_)
+{
+	(void)state_;
+	st_test_kernel x;
+	st_test_kernel_open(&x, "triton-sm90", LN);
+	st_sched *s = st_test_sched_new(&x, ST_SCHED_WIDE | ST_SCHED_XBLOCK);
+	const st_sass_insn *in = st_sass_insns(x.k);
+	static const struct { uint32_t j; const char *op, *why; } bad[] = {
+		{0x1d, "LEA", "shares a register with the block's first instruction"}, /* reads R7 (IADD3 at 0x1b0) */
+		{0x22, "IADD3", "a source is written in the loop"},                    /* R26 (IADD3 at 0x370) */
+		{0x28, "CS2R", "a destination is written elsewhere in the loop"},     /* R8: the LDG at 0x2d0 */
+		{0x21, "LDG", "not a fixed-latency ALU"},                              /* a load */
+	};
+	for (size_t b = 0; b < sizeof bad / sizeof bad[0]; b++) {
+		uint32_t j = bad[b].j, t = 0x1b;
+		assert_non_null(strstr(in[j].opcode, bad[b].op));
+		st_move m = {ST_MOVE_XBLOCK, 0, j, {0}};
+		st_error e = {0};
+		assert_int_equal(st_sched_check(s, m, &e), ST_EILLEGAL);
+		assert_non_null(strstr(e.msg, "not a candidate"));
+		st_ctrl pv = in[j - 1].ctrl;
+		pv.stall = (uint8_t)(pv.stall + in[j].ctrl.stall > 15 ? 15 : pv.stall + in[j].ctrl.stall);
+		if (pv.stall > 11)
+			pv.yield = 0, pv.reuse = 0;
+		uint32_t at[1] = {j};
+		st_cubin *c = rotated(&x, j, t, at, &pv, 1);
+		caught(&x, c, bad[b].why);
+		st_cubin_free(c);
+	}
+	/* the legal move by hand (MOV R5, R23 at 0x1c0): with the fix-ups it passes; without the
+	 * stall fix-up the loop's back edge brings 0x1b0 -> 0x1d0 (RAW R7) too close; with X's
+	 * wait on the LDC R23 dropped (kept on the next instruction) the LDC is not waited on */
+	uint32_t j = 0x1c, t = 0x1b;
+	st_ctrl pv = in[j - 1].ctrl, nx = in[j + 1].ctrl, xc = in[j].ctrl;
+	pv.stall = (uint8_t)(pv.stall + xc.stall);
+	nx.wait |= xc.wait;
+	if (xc.yield)
+		xc.reuse = 0;
+	st_ctrl good[3] = {pv, nx, xc};
+	uint32_t at[3] = {j, j + 1, t};
+	st_cubin *c = rotated(&x, j, t, at, good, 3);
+	assert_int_equal(violations(&x, c), 0);
+	st_cubin_free(c);
+	c = rotated(&x, j, t, at + 1, good + 1, 2);
+	assert_true(violations(&x, c) > 0);
+	st_cubin_free(c);
+	assert_true(xc.wait != 0);
+	good[2].wait = 0;
+	c = rotated(&x, j, t, at, good, 3);
+	caught(&x, c, "not waited on before it");
+	st_cubin_free(c);
+	st_sched_free(s);
+	st_test_kernel_close(&x);
+}
+
+/* Blocks after control flow (layernorm: after a branch or a predicated EXIT): moving an ALU
+ * instruction to the end of the block before is refused by the model and caught by the checker. */
+static void test_xblock_after_control(void **state_)
+{
+	(void)state_;
+	st_test_kernel x;
+	st_test_kernel_open(&x, "triton-sm90", LN);
+	const st_sass_insn *in = st_sass_insns(x.k);
+	st_sched *s = st_test_sched_new(&x, ST_SCHED_WIDE | ST_SCHED_XBLOCK);
+	size_t tried = 0;
+	for (uint32_t L = 1; L + 2 < st_sass_count(x.k) && tried < 4; L++) {
+		uint32_t j = L + 1;
+		if (!(in[L].flags & ST_F_LEADER) || in[L - 1].cls != ST_CLASS_CONTROL || in[j].cls != ST_CLASS_ALU ||
+		    (in[j].flags & ST_F_LEADER) || in[j].block != in[L].block || in[L].cls != ST_CLASS_ALU)
+			continue;
+		st_move m = {ST_MOVE_XBLOCK, 0, j, {0}};
+		assert_int_equal(st_sched_check(s, m, NULL), ST_EILLEGAL);
+		st_cubin *c = rotated(&x, j, L, NULL, NULL, 0);
+		caught(&x, c, "to the end of the block before");
+		st_cubin_free(c);
+		tried++;
+	}
+	assert_true(tried > 0);
+	st_sched_free(s);
+	st_test_kernel_close(&x);
+}
+
+/* Schedules: the xblock move is written as its swaps and fix-ups; a checked rewrite replays it
+ * (as one xblock move) and gives the same bytes as the state; so does an unchecked one. */
+static void test_xblock_schedule(void **state_)
+{
+	(void)state_;
+	st_test_kernel x;
+	st_error err = {0};
+	st_test_kernel_open(&x, "triton-sm90", LN);
+	st_sched *s = st_test_sched_new(&x, ST_SCHED_WIDE | ST_SCHED_XBLOCK);
+	st_move m;
+	int took = 0;
+	for (int step = 0; step < 40; step++) {
+		if (count_kind(s, ST_MOVE_XBLOCK, &m) && step % 7 == 3) {
+			assert_int_equal(st_sched_apply(s, m, &err), ST_OK);
+			took++;
+			continue;
+		}
+		assert_int_equal(st_sched_apply(s, st_sched_move(s, rnd() % st_sched_move_count(s)), &err), ST_OK);
+	}
+	assert_true(took >= 1);
+	st_schedule *sch = NULL;
+	assert_int_equal(st_schedule_new(&sch, &err), ST_OK);
+	assert_int_equal(st_sched_to_schedule(s, sch, &err), ST_OK);
+	st_cubin *want = st_test_cubin_copy(x.c), *got = NULL, *raw = st_test_cubin_copy(x.c);
+	assert_int_equal(st_sched_to_cubin(s, want, 0, &err), ST_OK);
+	assert_int_equal(st_sched_rewrite(x.c, sch, &x.o, &got, &err), ST_OK);
+	assert_true(st_test_same_bytes(want, got));
+	assert_int_equal(st_schedule_apply(sch, raw, &err), ST_OK);
+	assert_true(st_test_same_bytes(want, raw));
+	assert_int_equal(violations(&x, want), 0);
+	st_cubin_free(want);
+	st_cubin_free(got);
+	st_cubin_free(raw);
+	st_schedule_free(sch);
+	st_sched_free(s);
+	st_test_kernel_close(&x);
+}
+
+/* Random walks with every family on, over every fixture (both ptxas): the checker flags none; on
+ * layernorm some walks take xblock moves (new first: one whenever legal). */
+static void test_xblock_walks(void **state_)
+{
+	(void)state_;
+	static const char *const dirs[] = {"triton-sm90", "triton-sm90-ptxas13.5"};
+	size_t taken = 0;
+	for (int d = 0; d < 2; d++)
+		for (const char *const *f = st_test_triton_fixtures; *f; f++) {
+			st_test_kernel x;
+			st_error err = {0};
+			st_test_kernel_open(&x, dirs[d], *f);
+			st_sched *s = st_test_sched_new(&x, ST_SCHED_WIDE | ST_SCHED_XBLOCK | ST_SCHED_WAIT);
+			for (int w = 0; w < 3; w++) {
+				st_sched_reset(s);
+				for (int step = 0; step < 40 && st_sched_move_count(s); step++) {
+					st_move m;
+					if (!(count_kind(s, ST_MOVE_XBLOCK, &m) && rnd() % 2))
+						m = st_sched_move(s, rnd() % st_sched_move_count(s));
+					taken += m.kind == ST_MOVE_XBLOCK;
+					assert_int_equal(st_sched_apply(s, m, &err), ST_OK);
+				}
+				st_cubin *c = st_test_cubin_copy(x.c);
+				assert_int_equal(st_sched_to_cubin(s, c, 0, &err), ST_OK);
+				if (violations(&x, c))
+					caught(&x, c, "(none expected)");
+				st_cubin_free(c);
+			}
+			st_sched_free(s);
+			st_test_kernel_close(&x);
+		}
+	assert_true(taken >= 4);
+	print_message("  %zu xblock moves in the walks\n", taken);
+}
+
+static void test_xblock_families(void **state_)
+{
+	(void)state_;
+	unsigned f = 0;
+	st_error err = {0};
+	assert_int_equal(st_sched_parse_families("swap,ctrl,xblock", &f, &err), ST_OK);
+	assert_true(f & ST_SCHED_XBLOCK);
+	assert_string_equal(st_sched_families(f), "swap,ctrl,xblock");
+	assert_string_equal(st_sched_families(ST_SCHED_HOIST | ST_SCHED_WAIT | ST_SCHED_XBLOCK), "swap,ctrl,hoist,wait,xblock");
+	assert_int_equal(st_sched_parse_families("swap,xblocks", &f, &err), ST_EINVAL);
+	st_test_kernel x;
+	st_test_kernel_open(&x, "triton-sm90", LN);
+	st_sched *s = st_test_sched_new(&x, ST_SCHED_WIDE);
+	st_move m = {ST_MOVE_XBLOCK, 0, 0x1c, {0}};
+	st_error e = {0};
+	assert_int_equal(st_sched_check(s, m, &e), ST_EILLEGAL);
+	assert_non_null(strstr(e.msg, "not enabled"));
+	st_sched_free(s);
+	st_test_kernel_close(&x);
+}
+
+/* The move cache stays exact: after every move of walks that take the xblock moves (layernorm),
+ * each slot's cached bits equal a fresh evaluation (sc_check of every kind; frozen slots none). */
+static void test_xblock_cache_is_exact(void **state_)
+{
+	(void)state_;
+	st_test_kernel x;
+	st_error err = {0};
+	st_test_kernel_open(&x, "triton-sm90", LN);
+	st_sched *s = st_test_sched_new(&x, ST_SCHED_WIDE | ST_SCHED_XBLOCK);
+	size_t took = 0;
+	for (unsigned t = 0; t < 30 && st_sched_move_count(s); t++) {
+		st_move mv;
+		if (!(count_kind(s, ST_MOVE_XBLOCK, &mv) && rnd() % 3 == 0))
+			mv = st_sched_move(s, (size_t)(rnd() % st_sched_move_count(s)));
+		int undo = t % 10 == 9 && st_sched_depth(s);
+		took += !undo && mv.kind == ST_MOVE_XBLOCK;
+		assert_int_equal(undo ? st_sched_undo(s, &err) : st_sched_apply(s, mv, &err), ST_OK);
+		size_t count = 0;
+		for (uint32_t j = 0; j < st_sched_count(s); j++) {
+			unsigned bits = 0;
+			st_move q = {ST_MOVE_SWAP, 0, j, {0}};
+			bits |= sc_check(s, q, NULL, NULL, NULL, NULL) == ST_OK ? 1u : 0;
+			q.kind = ST_MOVE_STALL;
+			bits |= sc_check(s, q, NULL, NULL, NULL, NULL) == ST_OK ? 2u : 0;
+			q.kind = ST_MOVE_YIELD;
+			bits |= sc_check(s, q, NULL, NULL, NULL, NULL) == ST_OK ? 4u : 0;
+			q.kind = ST_MOVE_REUSE;
+			for (uint8_t a = 0; a < 3; a++) {
+				q.arg = a;
+				bits |= sc_check(s, q, NULL, NULL, NULL, NULL) == ST_OK ? 8u << a : 0;
+			}
+			q.kind = ST_MOVE_XBLOCK;
+			q.arg = 0;
+			bits |= sc_check(s, q, NULL, NULL, NULL, NULL) == ST_OK ? 1u << SC_LEGAL_XBLOCK : 0;
+			if (bits != s->legal[j])
+				fail_msg("after %u moves: slot %u cached 0x%x, fresh 0x%x", t + 1, j, s->legal[j], bits);
+			for (; bits; bits &= bits - 1)
+				count++;
+		}
+		assert_int_equal(count, st_sched_move_count(s));
+	}
+	assert_true(took > 0);
+	st_sched_free(s);
+	st_test_kernel_close(&x);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_xblock_candidates),   cmocka_unit_test(test_xblock_apply_undo),
+		cmocka_unit_test(test_xblock_hazards),      cmocka_unit_test(test_xblock_after_control),
+		cmocka_unit_test(test_xblock_schedule),     cmocka_unit_test(test_xblock_walks),
+		cmocka_unit_test(test_xblock_families),     cmocka_unit_test(test_xblock_cache_is_exact),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
