@@ -12,9 +12,9 @@
 
 /* The legality model's version, part of the schedule cache key: bumped by every change to a
  * legality or checker rule (plugin/sched: model.c, state.c, check.c, check_move.c,
- * sched_internal.h, hoist.c, wait.c; plugin/sass: latency.c, latency_tables.c).  test_legality_version fails
+ * sched_internal.h, hoist.c, wait.c, rename.c, rename_enc.c, check_rename.c; plugin/sass: latency.c, latency_tables.c).  test_legality_version fails
  * when those files change and its recorded hash does not. */
-#define ST_LEGALITY_VERSION 3
+#define ST_LEGALITY_VERSION 4
 /* The move families tuning uses by default (st_tune_opts_init, the pass), by name (keyed in the
  * schedule cache) and as flags; st_sched_families(ST_SCHED_DEFAULT_FAMILIES) == ST_SCHED_MOVE_FAMILIES. */
 #define ST_SCHED_MOVE_FAMILIES "swap,ctrl"
@@ -22,10 +22,11 @@
 
 typedef struct st_sched st_sched;
 enum { ST_SCHED_WIDE = 1, ST_SCHED_NO_CTRL = 2, /* any non-fence insn may move; no control-code moves */
-       ST_SCHED_HOIST = 4, ST_SCHED_WAIT = 8 };  /* the hoist (ST_MOVE_HOIST) and wait (ST_MOVE_WAIT) families */
-/* "swap,ctrl", "swap", "swap,ctrl,hoist", ... "swap,ctrl,hoist,wait": the families flags enable. */
+       ST_SCHED_HOIST = 4, ST_SCHED_WAIT = 8,   /* the hoist (ST_MOVE_HOIST) and wait (ST_MOVE_WAIT) families */
+       ST_SCHED_RENAME = 32 };                  /* register renaming (ST_MOVE_RENAME) */
+/* "swap,ctrl", "swap", "swap,ctrl,hoist", ... "swap,ctrl,hoist,wait,rename": the families flags enable. */
 const char *st_sched_families(unsigned flags);
-/* Comma list of families ("swap" required; "ctrl", "hoist", "wait") into the family bits of *flags. */
+/* Comma list of families ("swap" required; "ctrl", "hoist", "wait", "rename") into the family bits of *flags. */
 st_status st_sched_parse_families(const char *list, unsigned *flags, st_error *err);
 typedef enum st_move_kind {
 	ST_MOVE_SWAP,  /* slots `slot` and slot+1 trade places (control codes fixed up) */
@@ -35,6 +36,7 @@ typedef enum st_move_kind {
 	ST_MOVE_CTRL,  /* set the control fields of `slot` to `ctrl` (replaying schedules) */
 	ST_MOVE_HOIST, /* move the insn of `slot` by adjacent swaps: arg 0..3 up 2/4/8/far, 4..7 down */
 	ST_MOVE_WAIT,  /* move the wait on SB `arg` of `slot` later, to the first insn that may need it */
+	ST_MOVE_RENAME = 8, /* the R register `slot` defines, and its reads up to the range's end, become R`arg` */
 } st_move_kind;
 typedef struct st_move { uint8_t kind, arg; uint32_t slot; st_ctrl ctrl; } st_move;
 

@@ -3,6 +3,7 @@
  * generator (model.c, check_move.c): it shares none of its code, recovers the instruction
  * mapping from the words themselves and judges the result, not the moves.  docs/sched.md. */
 #include "sasstune/sched.h"
+#include "check_rename.h"
 
 #include <stdarg.h>
 #include <stdbool.h>
@@ -16,7 +17,11 @@
 
 typedef struct ck {
 	const st_sass_kernel *k;
-	const st_sass_insn *in;
+	const st_sass_insn *in;  /* the original instructions with the rewrite's registers (renames) */
+	const st_sass_insn *oin; /* as decoded from the original */
+	st_sass_insn *tin;       /* owned copy behind `in` once a renamed word is seen */
+	st_sass_reg *tregs;
+	bool *renamed;           /* per original index: its register fields changed */
 	size_t n;
 	int sm;
 	const char *name;
@@ -289,6 +294,144 @@ static const keyed *find_first(const keyed *v, size_t n, uint64_t lo, uint64_t h
 	return a < n && v[a].hi == hi && v[a].lo == lo ? &v[a] : NULL;
 }
 
+/* Equal but for the control bits 105..124. */
+static bool same_word(const uint8_t *a, const uint8_t *b)
+{
+	uint64_t alo, ahi, blo, bhi;
+	word_key(a, false, &alo, &ahi);
+	word_key(b, false, &blo, &bhi);
+	return alo == blo && ahi == bhi;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* After renames were matched: every run of identical original words not renamed pairs with the
+ * tuned slots holding them in order (as build_map pairs them when nothing is renamed). */
+static st_status pair_in_order(ck *c, st_error *err)
+{
+	size_t n = c->n, nk = 0;
+	bool any = false;
+	for (size_t i = 0; i < n; i++)
+		any |= c->renamed[i];
+	if (!any)
+		return ST_OK;
+	keyed *v = malloc((n ? n : 1) * sizeof *v);
+	uint32_t *js = malloc((n ? n : 1) * sizeof *js);
+	if (!v || !js) {
+		free(v), free(js);
+		return st_error_set(err, ST_ENOMEM, "out of memory");
+	}
+	for (uint32_t i = 0; i < n; i++)
+		if (!c->renamed[i] && !(c->oin[i].flags & ST_F_PCREL) && !(c->refslot && c->refslot[i])) {
+			word_key(c->oin[i].word, false, &v[nk].lo, &v[nk].hi);
+			v[nk++].idx = i;
+		}
+	qsort(v, nk, sizeof *v, cmp_keyed);
+	for (size_t a = 0, b; a < nk; a = b) {
+		for (b = a + 1; b < nk && v[b].lo == v[a].lo && v[b].hi == v[a].hi;)
+			b++;
+		for (size_t t = a; t < b; t++)
+			js[t - a] = c->inv[v[t].idx];
+		qsort(js, b - a, sizeof *js, cmp_u32);
+		for (size_t t = a; t < b; t++) { /* v[a..b) is sorted by original index */
+			c->map[js[t - a]] = v[t].idx;
+			c->inv[v[t].idx] = js[t - a];
+		}
+	}
+	free(v), free(js);
+	return ST_OK;
+}
+
+/* Tuned words no original word matches: an original instruction with only register fields
+ * changed (check_rename.c reads them); in->registers of the rewrite go to c->tin. */
+static st_status map_renamed(ck *c, const uint8_t *code, bool *ok, st_error *err)
+{
+	size_t n = c->n, nr = 0;
+	bool *taken = calloc(n ? n : 1, sizeof *taken);
+	for (uint32_t i = 0; i < n; i++)
+		nr += c->oin[i].ndefs + c->oin[i].nuses;
+	c->tin = malloc((n ? n : 1) * sizeof *c->tin);
+	c->tregs = malloc((nr ? nr : 1) * sizeof *c->tregs);
+	c->renamed = calloc(n ? n : 1, sizeof *c->renamed);
+	if (!taken || !c->tin || !c->tregs || !c->renamed) {
+		free(taken);
+		return st_error_set(err, ST_ENOMEM, "out of memory");
+	}
+	for (uint32_t j = 0; j < n; j++)
+		if (c->map[j] != UINT32_MAX)
+			taken[c->map[j]] = true;
+	size_t at = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		const st_sass_insn *o = &c->oin[i];
+		c->tin[i] = *o;
+		memcpy(c->tregs + at, o->defs, o->ndefs * sizeof *o->defs);
+		memcpy(c->tregs + at + o->ndefs, o->uses, o->nuses * sizeof *o->uses);
+		c->tin[i].defs = c->tregs + at;
+		c->tin[i].uses = c->tregs + at + o->ndefs;
+		at += o->ndefs + o->nuses;
+	}
+	for (uint32_t j = 0; j < n && *ok; j++) {
+		if (c->map[j] != UINT32_MAX)
+			continue;
+		/* the untaken original it can be with the fewest register fields changed */
+		uint32_t i = (uint32_t)n;
+		int fewest = 5;
+		for (uint32_t q = 0; q < n; q++) {
+			int d = 0;
+			for (int f = 0; f < 4; f++)
+				d += c->oin[q].word[f == 3 ? 8 : 2 + f] != code[16 * j + (f == 3 ? 8 : 2 + f)];
+			if (taken[q] || d >= fewest)
+				continue;
+			st_sass_reg *regs = (st_sass_reg *)c->tin[q].defs;
+			bool fits = ckr_renamed(&c->oin[q], code + 16 * j, &c->tin[q], regs);
+			c->tin[q] = c->oin[q], c->tin[q].defs = regs, c->tin[q].uses = regs + c->oin[q].ndefs;
+			memcpy(regs, c->oin[q].defs, c->oin[q].ndefs * sizeof *regs);
+			memcpy(regs + c->oin[q].ndefs, c->oin[q].uses, c->oin[q].nuses * sizeof *regs);
+			if (fits)
+				i = q, fewest = d;
+		}
+		if (i < n)
+			ckr_renamed(&c->oin[i], code + 16 * j, &c->tin[i], (st_sass_reg *)c->tin[i].defs);
+		if (i == n) {
+			violation(c, j, "the word at 0x%x matches no instruction of the original (or one too many)", 16 * j);
+			*ok = false;
+			break;
+		}
+		/* identical original words were matched in order: the renamed one is the nearest of them */
+		uint32_t best = i;
+		for (uint32_t q = 0; q < n; q++)
+			if (q != i && taken[q] && !c->renamed[q] && same_word(c->oin[q].word, c->oin[i].word) &&
+			    (q > j ? q - j : j - q) < (best > j ? best - j : j - best))
+				best = q;
+		if (best != i) {
+			st_sass_insn *t = &c->tin[best];
+			st_sass_reg *regs = (st_sass_reg *)t->defs;
+			ckr_renamed(&c->oin[best], code + 16 * j, t, regs);
+			st_sass_reg *ri = (st_sass_reg *)c->tin[i].defs; /* back to i's own registers */
+			c->tin[i] = c->oin[i];
+			c->tin[i].defs = ri;
+			memcpy(ri, c->oin[i].defs, c->oin[i].ndefs * sizeof *ri);
+			memcpy(ri + c->oin[i].ndefs, c->oin[i].uses, c->oin[i].nuses * sizeof *ri);
+			c->tin[i].uses = ri + c->oin[i].ndefs;
+			uint32_t j2 = c->inv[best];
+			c->map[j2] = i;
+			c->inv[i] = j2;
+			taken[i] = true;
+			i = best;
+		}
+		taken[i] = c->renamed[i] = true;
+		c->map[j] = i;
+		c->inv[i] = j;
+	}
+	free(taken);
+	c->in = c->tin;
+	return *ok ? pair_in_order(c, err) : ST_OK;
+}
+
 /* Match every tuned word to an original instruction: exact words (control bits aside) first,
  * words with patched offsets by their coarse key; identical words in order. */
 static st_status build_map(ck *c, const uint8_t *code, bool *ok, st_error *err)
@@ -332,9 +475,8 @@ static st_status build_map(ck *c, const uint8_t *code, bool *ok, st_error *err)
 		while (at < nn && base[at].lo == lo && base[at].hi == hi && u[at])
 			at++;
 		if (at >= nn || base[at].lo != lo || base[at].hi != hi) {
-			violation(c, j, "the word at 0x%x matches no instruction of the original (or one too many)", 16 * j);
-			*ok = false;
-			break;
+			c->map[j] = UINT32_MAX; /* perhaps renamed registers: matched below */
+			continue;
 		}
 		u[at] = 1;
 		c->map[j] = base[at].idx;
@@ -344,7 +486,7 @@ static st_status build_map(ck *c, const uint8_t *code, bool *ok, st_error *err)
 	free(coarse);
 	free(used);
 	free(usedc);
-	return ST_OK;
+	return map_renamed(c, code, ok, err);
 }
 
 /* ---- the checks ----------------------------------------------------------------------------------- */
@@ -774,7 +916,7 @@ static bool reuse_proven(const ck *c, const char *opcode, unsigned f)
 {
 	bool seen = false;
 	for (uint32_t i = 0; i < c->n; i++) {
-		const st_sass_insn *x = &c->in[i];
+		const st_sass_insn *x = &c->oin[i];
 		if (strcmp(x->opcode, opcode))
 			continue;
 		unsigned bits = st_ctrl_reuse_bits(x->ctrl);
@@ -799,7 +941,7 @@ static void check_reuse(ck *c)
 			bool same_next = i + 1 < c->n && j + 1 < c->n && c->map[j + 1] == i + 1;
 			const st_sass_insn *o = &c->in[i];
 			bool orig = o->ctrl.yield && o->ctrl.stall >= 1 && o->ctrl.stall <= 11 && (o->ctrl.reuse >> f & 1);
-			if (orig && same_next)
+			if (orig && same_next && !c->renamed[i] && !c->renamed[i + 1])
 				continue;
 			bool ok = false;
 			if (j + 1 < c->n && c->in[c->map[j + 1]].block == o->block) {
@@ -833,6 +975,16 @@ static void check_reuse(ck *c)
 	}
 }
 
+/* Registers (renames included): every read reached by the same definitions as in the original,
+ * every register live at a block end holding the same ones (check_rename.c). */
+static void dataflow_bad(void *ctx, uint32_t slot, const char *msg) { violation(ctx, slot, "%s", msg); }
+
+static void check_dataflow(ck *c)
+{
+	ckr_blocks bl = {c->nb, c->bfirst, c->blast, (const int32_t(*)[2])c->bsucc};
+	ckr_dataflow(c->oin, c->in, c->n, c->map, &bl, dataflow_bad, c);
+}
+
 /* ---- driver --------------------------------------------------------------------------------------- */
 static void ck_free(ck *c)
 {
@@ -848,6 +1000,9 @@ static void ck_free(ck *c)
 	free(c->seg);
 	free(c->depbar);
 	free(c->depcnt);
+	free(c->tin);
+	free(c->tregs);
+	free(c->renamed);
 }
 
 st_status st_check_kernel(const st_cubin *orig, const st_cubin *tuned, const char *name, const st_sass_opts *o,
@@ -867,7 +1022,7 @@ st_status st_check_kernel(const st_cubin *orig, const st_cubin *tuned, const cha
 		return rc;
 	ck c = {0};
 	c.k = k;
-	c.in = st_sass_insns(k);
+	c.in = c.oin = st_sass_insns(k);
 	c.n = st_sass_count(k);
 	c.sm = st_sass_sm(k);
 	c.name = st_sass_name(k);
@@ -960,6 +1115,7 @@ st_status st_check_kernel(const st_cubin *orig, const st_cubin *tuned, const cha
 		check_coverage(&c);
 		check_waits(&c);
 		check_reuse(&c);
+		check_dataflow(&c);
 	}
 	if (violations)
 		*violations = c.bad;

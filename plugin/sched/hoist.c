@@ -96,14 +96,18 @@ st_status sc_check_hoist(const st_sched *s, st_move m, uint32_t *rlo, uint32_t *
 /* ---- families ------------------------------------------------------------------------------------ */
 const char *st_sched_families(unsigned flags)
 {
-	static const char *const n[8] = {"swap,ctrl",      "swap",       "swap,ctrl,hoist",      "swap,hoist",
-					 "swap,ctrl,wait", "swap,wait",  "swap,ctrl,hoist,wait", "swap,hoist,wait"};
-	return n[(flags & ST_SCHED_WAIT ? 4 : 0) + (flags & ST_SCHED_HOIST ? 2 : 0) + (flags & ST_SCHED_NO_CTRL ? 1 : 0)];
+	static const char *const n[16] = {
+		"swap,ctrl",		     "swap",		       "swap,ctrl,hoist",	    "swap,hoist",
+		"swap,ctrl,wait",	     "swap,wait",	       "swap,ctrl,hoist,wait",	    "swap,hoist,wait",
+		"swap,ctrl,rename",	     "swap,rename",	       "swap,ctrl,hoist,rename",    "swap,hoist,rename",
+		"swap,ctrl,wait,rename",     "swap,wait,rename",       "swap,ctrl,hoist,wait,rename", "swap,hoist,wait,rename"};
+	return n[(flags & ST_SCHED_RENAME ? 8 : 0) + (flags & ST_SCHED_WAIT ? 4 : 0) + (flags & ST_SCHED_HOIST ? 2 : 0) +
+		 (flags & ST_SCHED_NO_CTRL ? 1 : 0)];
 }
 
 st_status st_sched_parse_families(const char *list, unsigned *flags, st_error *err)
 {
-	unsigned f = (*flags & ~(unsigned)(ST_SCHED_HOIST | ST_SCHED_WAIT)) | ST_SCHED_NO_CTRL;
+	unsigned f = (*flags & ~(unsigned)(ST_SCHED_HOIST | ST_SCHED_WAIT | ST_SCHED_RENAME)) | ST_SCHED_NO_CTRL;
 	int swap = 0;
 	for (const char *p = list; p && *p;) {
 		size_t n = strcspn(p, ",");
@@ -115,8 +119,10 @@ st_status st_sched_parse_families(const char *list, unsigned *flags, st_error *e
 			f |= ST_SCHED_HOIST;
 		else if (n == 4 && !strncmp(p, "wait", 4))
 			f |= ST_SCHED_WAIT;
+		else if (n == 6 && !strncmp(p, "rename", 6))
+			f |= ST_SCHED_RENAME;
 		else
-			return st_error_set(err, ST_EINVAL, "families: unknown family '%.*s' (swap, ctrl, hoist, wait)", (int)n, p);
+			return st_error_set(err, ST_EINVAL, "families: unknown family '%.*s' (swap, ctrl, hoist, wait, rename)", (int)n, p);
 		p += n + (p[n] == ',');
 	}
 	if (!swap)

@@ -20,19 +20,22 @@ static void usage(FILE *out)
 		"point (control flow, barrier, fence, block entry) move.  With the hoist family, one move also\n"
 		"carries an instruction 2, 4, 8 or as far as legal (up to 16) slots up (hoist) or down (sink)\n"
 		"in its block: the chain of adjacent swaps, each legal in turn.  With the wait family, a wait\n"
-		"on a scoreboard moves later, to the first instruction of the block that may need it.\n\n"
+		"on a scoreboard moves later, to the first instruction of the block that may need it.  With the\n"
+		"rename family, the live range of a register defined and read inside one block moves to a\n"
+		"register the kernel never names (breaking false WAR/WAW dependences).\n\n"
 		"options:\n"
 		"  --listing F   the cubin's `nvdisasm -hex -c` listing (default: run nvdisasm)\n"
 		"  --kernel K    only kernel K (default: every kernel)\n"
 		"  --wide        the wide setting\n"
 		"  --no-ctrl     swaps only\n"
-		"  --families L  move families, a comma list of swap (required), ctrl, hoist, wait (default\n"
+		"  --families L  move families, a comma list of swap (required), ctrl, hoist, wait, rename (default\n"
 		"                swap,ctrl; --no-ctrl is swap alone)\n"
 		"  --why         also list every refused swap with the dependence it would break, and (hoist\n"
 		"                family) where each instruction's hoist and sink chains stop and why, and (wait\n"
-		"                family) why each wait cannot move\n"
+		"                family) why each wait cannot move, and (rename family) why each R def cannot be\n"
+		"                renamed\n"
 		"  --json        {\"kernels\": [{kernel, instructions, blocks, setting, families, counts: {swap,\n"
-		"                stall, yield, reuse, [hoist, wait,] total}, moves: [{kind, slot, offset, text}],\n"
+		"                stall, yield, reuse, [hoist, wait, rename,] total}, moves: [{kind, slot, offset, text}],\n"
 		"                refused: [...]}]}\n"
 		"  -h, --help\n\n"
 		"exit status: 0 listed, 1 the cubin or listing cannot be read, 2 usage error\n");
@@ -40,8 +43,8 @@ static void usage(FILE *out)
 
 static const char *kind_name(unsigned k)
 {
-	static const char *const n[] = {"swap", "stall", "yield", "reuse", "ctrl", "hoist", "wait"};
-	return k < 7 ? n[k] : "?";
+	static const char *const n[] = {"swap", "stall", "yield", "reuse", "ctrl", "hoist", "wait", "sb", "rename"};
+	return k < 9 ? n[k] : "?";
 }
 
 int st_cmd_moves(int argc, char **argv)
@@ -82,10 +85,11 @@ int st_cmd_moves(int argc, char **argv)
 			rc = st_cli_fail(argv[0], &err);
 			break;
 		}
-		size_t nm = st_sched_move_count(s), counts[7] = {0};
+		size_t nm = st_sched_move_count(s), counts[16] = {0};
 		int hoist = (flags & ST_SCHED_HOIST) != 0, wait = (flags & ST_SCHED_WAIT) != 0;
+		int rename = (flags & ST_SCHED_RENAME) != 0;
 		for (size_t i = 0; i < nm; i++)
-			counts[st_sched_move(s, i).kind]++;
+			counts[st_sched_move(s, i).kind & 15]++;
 		const char *setting = (flags & ST_SCHED_WIDE) ? "wide" : "default";
 		cJSON *kj = NULL, *mj = NULL, *rj = NULL;
 		if (json) {
@@ -103,6 +107,8 @@ int st_cmd_moves(int argc, char **argv)
 				cJSON_AddNumberToObject(cj, "hoist", (double)counts[ST_MOVE_HOIST]);
 			if (wait)
 				cJSON_AddNumberToObject(cj, "wait", (double)counts[ST_MOVE_WAIT]);
+			if (rename)
+				cJSON_AddNumberToObject(cj, "rename", (double)counts[ST_MOVE_RENAME]);
 			cJSON_AddNumberToObject(cj, "total", (double)nm);
 			mj = cJSON_AddArrayToObject(kj, "moves");
 			if (why)
@@ -115,6 +121,8 @@ int st_cmd_moves(int argc, char **argv)
 				printf(", hoist %zu", counts[ST_MOVE_HOIST]);
 			if (wait)
 				printf(", wait %zu", counts[ST_MOVE_WAIT]);
+			if (rename)
+				printf(", rename %zu", counts[ST_MOVE_RENAME]);
 			printf(")\n");
 		}
 		for (size_t i = 0; i < nm; i++) {
@@ -165,6 +173,20 @@ int st_cmd_moves(int argc, char **argv)
 				else
 					printf("  refused: %s\n", e2.msg);
 			}
+		for (size_t j = 0; why && rename && j < st_sched_count(s); j++) {
+			/* every R def that cannot be renamed (to the lowest free register; its reason) */
+			st_move mv = {ST_MOVE_RENAME, 0, (uint32_t)j, {0}};
+			st_error e2 = {0};
+			for (size_t i = 0; i < nm && !mv.arg; i++)
+				if (st_sched_move(s, i).kind == ST_MOVE_RENAME)
+					mv.arg = st_sched_move(s, i).arg;
+			if (!st_sched_check(s, mv, &e2) || strstr(e2.msg, "not an unpredicated"))
+				continue;
+			if (json)
+				cJSON_AddItemToArray(rj, cJSON_CreateString(e2.msg));
+			else
+				printf("  refused: %s\n", e2.msg);
+		}
 		st_sched_free(s);
 		st_sass_free(sk);
 	}
