@@ -20,12 +20,13 @@
  * both use.  Keep in step with the comment at ST_LEGALITY_VERSION. */
 static const char *const rule_files[] = {
 	"plugin/sched/model.c",	    "plugin/sched/state.c",	"plugin/sched/check.c",
-	"plugin/sched/check_move.c", "plugin/sched/sched_internal.h", "plugin/sched/hoist.c", "plugin/sched/wait.c", "plugin/sass/latency.c",
+	"plugin/sched/check_move.c", "plugin/sched/sched_internal.h", "plugin/sched/hoist.c", "plugin/sched/wait.c",
+	"plugin/sched/rename.c", "plugin/sched/rename_enc.c", "plugin/sched/check_rename.c", "plugin/sass/latency.c",
 	"plugin/sass/latency_tables.c",
 };
 
-#define RECORDED_VERSION 3
-#define RECORDED_HASH "d84977ad6d6e2821b5e35ad22bd83e52875184dd2dd1b346592cf49df89d3fd8"
+#define RECORDED_VERSION 4
+#define RECORDED_HASH "f5de1d3320800f9a02b4142f4a82d766d15a10305d60dabbc3408198be265b41"
 
 /* SHA-256 over "<path>\n<SHA-256 of the file>\n" for each file, in order. */
 static void rules_hash(char out[65])
