@@ -6,13 +6,13 @@
  * only, control-code edits only.  Every failing candidate is kept (cubin + schedule) with the
  * independent checker's verdict on it.
  *
- * With --hoist 1 and/or --wait 1 those families (docs/sched.md) are on in every mode and the four
- * modes are default + F, wide + F, wide swaps + F (no stall/yield/reuse edits), and wide "F first"
- * (a hoist or wait move whenever one is legal, a wait move every other pick when one is, else any
- * move: wait moves appear after swaps).
+ * With --hoist 1, --wait 1 and/or --rename 1 those families (docs/sched.md) are on in every mode
+ * and the four modes are default + F, wide + F, wide swaps + F (no stall/yield/reuse edits), and
+ * wide "F first" (a hoist, wait or rename move whenever one is legal, a wait or rename move every
+ * other pick when one is, else any move: wait moves appear after swaps, renames are few).
  *
  * usage: soundness CUBIN LISTING LAUNCH.json OUT_DIR [--walks N] [--max-moves M] [--seed S]
- *                  [--rotate R] [--hoist 0|1] [--wait 0|1] [--seconds T]
+ *                  [--rotate R] [--hoist 0|1] [--wait 0|1] [--rename 0|1] [--seconds T]
  * --seconds: stop starting walks after T seconds (0: no limit); the summary gives the walks run.
  * --dry-run 1: no GPU; walks and materialises only, each candidate counted ok (a CPU check of the
  * walking and its cost); --dry-run 2: also the independent checker on each, a violation counted
@@ -75,7 +75,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	const char *cubin_path = argv[1], *listing = argv[2], *launch_path = argv[3], *out = argv[4];
-	unsigned walks = 1000, max_moves = 64, rotate = 250, hoist = 0, seconds = 0, waitf = 0, dry = 0;
+	unsigned walks = 1000, max_moves = 64, rotate = 250, hoist = 0, seconds = 0, waitf = 0, dry = 0, renamef = 0;
 	unsigned long long seed = 1;
 	for (int i = 5; i + 1 < argc; i += 2) {
 		unsigned long v = strtoul(argv[i + 1], NULL, 0);
@@ -91,6 +91,8 @@ int main(int argc, char **argv)
 			hoist = v != 0;
 		else if (!strcmp(argv[i], "--wait"))
 			waitf = v != 0;
+		else if (!strcmp(argv[i], "--rename"))
+			renamef = v != 0;
 		else if (!strcmp(argv[i], "--seconds"))
 			seconds = (unsigned)v;
 		else if (!strcmp(argv[i], "--dry-run"))
@@ -123,21 +125,21 @@ int main(int argc, char **argv)
 	if (st_sass_decode(orig, kname, &so, &k, &err))
 		return die("decode", &err);
 	st_sched *s[NMODES] = {NULL};
-	int fam = hoist || waitf;
+	int fam = hoist || waitf || renamef;
+	unsigned famflags = (hoist ? ST_SCHED_HOIST : 0) | (waitf ? ST_SCHED_WAIT : 0) | (renamef ? ST_SCHED_RENAME : 0);
 	if (fam)
 		mode_name = hoist_mode_name;
 	for (int m = 0; m < NMODES; m++) {
 		unsigned flags = m == M_DEFAULT ? 0 : m == M_SWAPS ? ST_SCHED_WIDE | ST_SCHED_NO_CTRL : ST_SCHED_WIDE;
-		if (hoist || waitf) /* the last mode prefers the new families' moves */
-			flags = (m == M_CTRL ? ST_SCHED_WIDE | ST_SCHED_NO_CTRL : flags) | (hoist ? ST_SCHED_HOIST : 0) |
-				(waitf ? ST_SCHED_WAIT : 0);
+		if (fam) /* the last mode prefers the new families' moves */
+			flags = (m == M_CTRL ? ST_SCHED_WIDE | ST_SCHED_NO_CTRL : flags) | famflags;
 		if (st_sched_new(k, orig, flags, &s[m], &err))
 			return die("sched", &err);
 	}
 	size_t size;
 	const uint8_t *data = st_cubin_data(orig, &size);
 	unsigned counts[NMODES][NRES] = {{0}}, checker_bad[NMODES] = {0};
-	unsigned long long moves_by_kind[7] = {0}, moves_total = 0, hoist_swaps = 0;
+	unsigned long long moves_by_kind[16] = {0}, moves_total = 0, hoist_swaps = 0;
 	unsigned sessions = 0, restarts = 0;
 	double t_start = now(), t_verify = 0, t_walk = 0;
 	char device[128] = "", failures_json[1 << 16] = "";
@@ -180,10 +182,11 @@ int main(int argc, char **argv)
 				size_t nctrl = 0, nwait = 0;
 				for (size_t j = 0; j < nm; j++) {
 					unsigned kd = st_sched_move(st, j).kind;
-					nctrl += fam ? kd == ST_MOVE_HOIST || kd == ST_MOVE_WAIT : kd != ST_MOVE_SWAP;
-					nwait += kd == ST_MOVE_WAIT;
+					nctrl += fam ? kd == ST_MOVE_HOIST || kd == ST_MOVE_WAIT || kd == ST_MOVE_RENAME
+						     : kd != ST_MOVE_SWAP;
+					nwait += kd == ST_MOVE_WAIT || kd == ST_MOVE_RENAME;
 				}
-				int only_wait = nwait && next() % 2; /* wait moves are rare: every other pick is one */
+				int only_wait = nwait && next() % 2; /* wait and rename moves are rare: every other pick is one */
 				if (only_wait)
 					nctrl = nwait;
 				if (!nctrl && !fam)
@@ -191,8 +194,9 @@ int main(int argc, char **argv)
 				size_t pick = (size_t)(next() % (nctrl ? nctrl : nm));
 				for (size_t j = 0;; j++) {
 					mv = st_sched_move(st, j);
-					int want = !nctrl ? 1 : only_wait ? mv.kind == ST_MOVE_WAIT
-						: fam ? mv.kind == ST_MOVE_HOIST || mv.kind == ST_MOVE_WAIT : mv.kind != ST_MOVE_SWAP;
+					int rare = mv.kind == ST_MOVE_WAIT || mv.kind == ST_MOVE_RENAME;
+					int want = !nctrl ? 1 : only_wait ? rare
+						: fam ? mv.kind == ST_MOVE_HOIST || rare : mv.kind != ST_MOVE_SWAP;
 					if (want && pick-- == 0)
 						break;
 				}
@@ -208,7 +212,7 @@ int main(int argc, char **argv)
 						hoist_swaps += j > from ? j - from : from - j;
 						break;
 					}
-			moves_by_kind[mv.kind < 7 ? mv.kind : 4]++;
+			moves_by_kind[mv.kind < 16 ? mv.kind : 4]++;
 			moves_total++;
 		}
 		st_cubin *cand = NULL;
@@ -265,13 +269,14 @@ int main(int argc, char **argv)
 			      "{\"cubin\": \"%s\", \"kernel\": \"%s\", \"device\": \"%s\", \"instructions\": %zu, "
 			      "\"walks\": %u, \"walks_planned\": %u, \"max_moves\": %u, \"seed\": %llu, \"sessions\": %u, \"deterministic\": %s, "
 			      "\"families\": \"%s\", \"moves\": {\"total\": %llu, \"swap\": %llu, \"stall\": %llu, \"yield\": %llu, "
-			      "\"reuse\": %llu, \"hoist\": %llu, \"hoist_slots\": %llu, \"wait\": %llu}, "
+			      "\"reuse\": %llu, \"hoist\": %llu, \"hoist_slots\": %llu, \"wait\": %llu, \"rename\": %llu}, "
 			      "\"seconds\": %.1f, \"walk_seconds\": %.1f, \"verify_seconds\": %.1f, \"modes\": {",
 			      cubin_path, kname, device, st_sass_count(k), walks, planned, max_moves, seed, sessions,
 			      deterministic ? "true" : "false",
-			      st_sched_families((hoist ? ST_SCHED_HOIST : 0) | (waitf ? ST_SCHED_WAIT : 0)), moves_total,
+			      st_sched_families(famflags), moves_total,
 			      moves_by_kind[0], moves_by_kind[1], moves_by_kind[2], moves_by_kind[3], moves_by_kind[ST_MOVE_HOIST],
-			      hoist_swaps, moves_by_kind[ST_MOVE_WAIT], now() - t_start, t_walk, t_verify);
+			      hoist_swaps, moves_by_kind[ST_MOVE_WAIT], moves_by_kind[ST_MOVE_RENAME], now() - t_start, t_walk,
+			      t_verify);
 	unsigned fails = 0;
 	for (int m = 0; m < NMODES; m++) {
 		n += (size_t)snprintf(buf + n, sizeof buf - n, "%s\"%s\": {", m ? ", " : "", mode_name[m]);

@@ -9,8 +9,9 @@
 #   PAR=8 ...     fixtures run side by side (one process each, one GPU)
 #   FIXTURE_SECONDS=100 ...   no new walk after that many seconds (the summary says how many ran)
 #   FIXTURE_TIMEOUT=120 ...   seconds a fixture may take at most (killed: its result is missing)
-#   HOIST=1 WAIT=1 ...   the hoist / wait families on in every mode (modes: default+new,
-#                 wide+new, wide-swaps+new, new-first; docs/sched.md "Hoist and sink", "Later waits")
+#   HOIST=1 WAIT=1 RENAME=1 ...   the hoist / wait / rename families on in every mode (modes:
+#                 default+new, wide+new, wide-swaps+new, new-first; docs/sched.md "Hoist and sink",
+#                 "Later waits", "Register renaming")
 #   FIXTURE_DIR=test/fixtures/triton-sm90-ptxas13.5 ...   (the fixture set; default
 #   test/fixtures/triton-sm90; each <name>/ holds sm_90.cubin, sm_90.sass, launch.json)
 # Needs an NVIDIA GPU; on the lent machine carry .deps/ (as scripts/test-gpu.sh).  Writes
@@ -52,11 +53,11 @@ else
 fi
 [ -n "${BUILD_ONLY:-}" ] && exit 0   # BUILD_ONLY=1: build the driver, run nothing
 export SASSTUNE_WORKER=$BUILD/sasstune-worker
-WALKS=${WALKS:-1000}; MAX_MOVES=${MAX_MOVES:-64}; SEED=${SEED:-1}; ROTATE=${ROTATE:-250}; HOIST=${HOIST:-0}; WAIT=${WAIT:-0}
+WALKS=${WALKS:-1000}; MAX_MOVES=${MAX_MOVES:-64}; SEED=${SEED:-1}; ROTATE=${ROTATE:-250}; HOIST=${HOIST:-0}; WAIT=${WAIT:-0}; RENAME=${RENAME:-0}
 {
   echo "# sasstune legality soundness, $(date -u +%Y-%m-%dT%H:%M:%SZ), git $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
   echo "# $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -n 1)"
-  echo "# walks=$WALKS max_moves=$MAX_MOVES seed=$SEED rotate=$ROTATE hoist=$HOIST wait=$WAIT fixtures=${FIX#$ROOT/}"
+  echo "# walks=$WALKS max_moves=$MAX_MOVES seed=$SEED rotate=$ROTATE hoist=$HOIST wait=$WAIT rename=$RENAME fixtures=${FIX#$ROOT/}"
 } > "$OUT/summary.txt"
 # One fixture: its walks, then its line of the summary in OUT/<f>/line.txt (exit 1: some walk failed).
 run_one() {
@@ -64,7 +65,7 @@ run_one() {
   mkdir -p "$OUT/$f"
   t0=$(date +%s)
   ${FIXTURE_TIMEOUT:+timeout "$FIXTURE_TIMEOUT"} "$BUILD/soundness" "$FIX/$f/sm_90.cubin" "$FIX/$f/sm_90.sass" "$FIX/$f/launch.json" "$OUT/$f" \
-    --walks "$WALKS" --max-moves "$MAX_MOVES" --seed "$SEED" --rotate "$ROTATE" --hoist "$HOIST" --wait "$WAIT" --seconds "${FIXTURE_SECONDS:-0}" \
+    --walks "$WALKS" --max-moves "$MAX_MOVES" --seed "$SEED" --rotate "$ROTATE" --hoist "$HOIST" --wait "$WAIT" --rename "$RENAME" --seconds "${FIXTURE_SECONDS:-0}" \
     > "$OUT/$f/stdout.json" 2> "$OUT/$f/stderr.log"
   rc=$?
   python3 - "$f" "$OUT/$f/summary.json" "$rc" "$(( $(date +%s) - t0 ))" > "$OUT/$f/line.txt" <<'PY'
