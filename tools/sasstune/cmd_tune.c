@@ -48,7 +48,7 @@ static void usage(FILE *out)
 		"  --hidden H      width of a new PPO policy (default %u)\n"
 		"  --wide          any non-fixed instruction may move (default: memory instructions)\n"
 		"  --no-ctrl       swaps only, no control-code edits\n"
-		"  --families L    move families, a comma list of swap (required), ctrl, hoist, wait (default\n"
+		"  --families L    move families, a comma list of swap (required), ctrl, hoist, wait, rename (default\n"
 		"                  " ST_SCHED_MOVE_FAMILIES "; docs/sched.md); --no-ctrl is swap alone\n"
 		"  --set N=V       a search setting by its docs/search.md name (ppo.lr, eval_pairs, ...)\n"
 		"  --aim A         aimed proposals (docs/profile.md): auto (sample the kernel with CUPTI at\n"
