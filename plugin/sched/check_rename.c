@@ -12,7 +12,7 @@
 /* Opcodes whose register fields the checker reads (fixed-latency math; no memory operands). */
 static bool ckr_opcode(const char *op)
 {
-	static const char *const ok = " IMAD IADD3 FFMA FADD FMUL LOP3 SHF MOV FMNMX IMNMX SEL FSEL LEA ISETP FSETP PRMT ";
+	static const char *const ok = " IMAD IADD3 FFMA FADD FMUL LOP3 SHF FMNMX IMNMX SEL FSEL LEA ISETP FSETP PRMT ";
 	char name[24];
 	size_t n = strcspn(op, ".");
 	if (n == 0 || n + 3 > sizeof name)
@@ -68,8 +68,17 @@ int ckr_renamed(const st_sass_insn *o, const uint8_t tw[16], st_sass_insn *out, 
 		if (tw[f] == 255)
 			return 0; /* RZ reads zero and drops writes: never a rename */
 		fields |= (uint8_t)(f == 2 ? 1 : f == 3 ? 2 : f == 4 ? 4 : 8);
-		g->index = tw[f];
 	}
+	/* a register number in a field byte no operand sits in: the layout is not the one assumed
+	 * (MOV keeps its source in Rb while the text puts it first); nothing may change */
+	static const int fb[4] = {2, 3, 4, 8};
+	for (unsigned k = 0; k < (unsigned)o->ndefs + o->nuses; k++)
+		for (int q = 0; regs[k].file == ST_RF_R && q < 4; q++)
+			if (!(fields >> q & 1) && o->word[fb[q]] == regs[k].index)
+				return 0;
+	for (unsigned k = 0; k < (unsigned)o->ndefs + o->nuses; k++)
+		if (regs[k].file == ST_RF_R)
+			regs[k].index = tw[field_of(regs[k].slot)];
 	for (int b = 0; b < 16; b++) {
 		bool field = (b == 2 && (fields & 1)) || (b == 3 && (fields & 2)) || (b == 4 && (fields & 4)) ||
 			     (b == 8 && (fields & 8));

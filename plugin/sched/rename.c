@@ -180,7 +180,7 @@ static st_status live_range(const st_sched *s, uint32_t slot, unsigned *reg, uin
 	const st_sass_insn *x = &m->in[X];
 	unsigned nd;
 	const st_sass_reg *d = r_def(x, &nd);
-	if (!nd || nd > 1 || x->guard >= 0 || (m->si[X].flags & SC_FIXED) || !sc_rename_encodable(x))
+	if (!nd || nd > 1 || x->guard >= 0 || (m->si[X].flags & SC_FIXED) || !sc_rename_encodable(x, s->rn->word[X]))
 		return st_error_set(err, ST_EILLEGAL,
 				    "rename 0x%x (%s): not an unpredicated, movable def of one R register in a form the rename re-encodes",
 				    16 * slot, x->opcode);
@@ -198,7 +198,7 @@ static st_status live_range(const st_sched *s, uint32_t slot, unsigned *reg, uin
 			wr |= meets(&y->defs[e], v);
 		if (!rd && !wr)
 			continue;
-		if (!sc_rename_encodable(y))
+		if (!sc_rename_encodable(y, s->rn->word[s->at[t]]))
 			return st_error_set(err, ST_EILLEGAL, "rename 0x%x (%s): R%u is %s by %s at 0x%x, a form the rename does not re-encode",
 					    16 * slot, x->opcode, v, rd ? "read" : "written", y->opcode, 16 * t);
 		reads += rd;

@@ -158,7 +158,7 @@ unsigned sc_rename_field(const st_sched *s, uint32_t i, unsigned byte);
 /* Which byte of the word holds the register of operand slot (ST_SLOT_D/A/B/C), -1 none; whether
  * every R operand of x sits in a field the rename can rewrite (docs/sched.md rule N2). */
 int sc_rename_byte(unsigned slot);
-bool sc_rename_encodable(const st_sass_insn *x);
+bool sc_rename_encodable(const st_sass_insn *x, const uint8_t word[16]); /* word: x's current one */
 /* Apply a swap at `slot` with its fix-up, no refresh (state.c; hoist.c's tentative chains). */
 void sc_swap_raw(st_sched *s, uint32_t slot, const sc_fix *fix);
 void sc_unswap_raw(st_sched *s, uint32_t slot, const sc_fix *fix);

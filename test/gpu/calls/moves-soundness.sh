@@ -14,7 +14,8 @@
 # Every walk runs with both families on, rotating over four modes: default + new, wide + new, wide
 # swaps + new, "new first" (a hoist or wait move whenever one is legal; wait moves become legal
 # once swaps have copied waits onto instructions that do not need them); each candidate verified
-# bit for bit on fresh inputs.  HOIST=0 or WAIT=0 turns one family off.
+# bit for bit on fresh inputs.  HOIST=0 or WAIT=0 turns one family off; RENAME=1 adds the rename
+# family (docs/sched.md "Register renaming"; "new first" counts renames as new).
 # Results: $OUT/summary.md (per-fixture table: walks, moves by kind, wrong, crashes),
 # $OUT/summary.txt (soundness.sh's lines), $OUT/soundness.tgz (summaries, failures), build.log.
 cd "$(dirname "$0")/../../.."
@@ -31,7 +32,7 @@ left=$(( BUDGET - built )); [ $left -ge 60 ] || left=60   # a slow build: still 
 rm -rf /tmp/hoist; mkdir -p /tmp/hoist
 for set in $SETS; do
   R=/tmp/hoist/$set
-  FIXTURE_DIR=test/fixtures/$set HOIST=${HOIST:-1} WAIT=${WAIT:-1} WALKS=$WALKS MAX_MOVES=$MAX_MOVES PAR=8 ROTATE=250 SEED=1 \
+  FIXTURE_DIR=test/fixtures/$set HOIST=${HOIST:-1} WAIT=${WAIT:-1} RENAME=${RENAME:-0} WALKS=$WALKS MAX_MOVES=$MAX_MOVES PAR=8 ROTATE=250 SEED=1 \
     BUILD=build-gpu SKIP_BUILD=1 FIXTURE_SECONDS=$((left - 25)) FIXTURE_TIMEOUT=$((left - 5)) \
     bash test/gpu/soundness.sh "$R" > "$R.log" 2>&1 &
 done
@@ -46,9 +47,9 @@ done
 python3 - /tmp/hoist $SETS > "$OUT/summary.md" <<'PY'
 import json, os, sys
 root, sets = sys.argv[1], sys.argv[2:]
-print("| set | fixture | walks (of planned) | moves | swap | stall | yield | reuse | hoist (slots moved) | wait "
+print("| set | fixture | walks (of planned) | moves | swap | stall | yield | reuse | hoist (slots moved) | wait | rename "
       "| wrong | crashes/timeouts/errors | checker caught | s |")
-print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 tot = [0, 0, 0, 0]
 for st in sets:
     d = os.path.join(root, st)
@@ -57,7 +58,7 @@ for st in sets:
             continue
         p = os.path.join(d, f, "summary.json")
         if not os.path.isfile(p):
-            print(f"| {st} | {f} | no result (summary.txt says why) |  |  |  |  |  |  |  |  |  |  |  |")
+            print(f"| {st} | {f} | no result (summary.txt says why) |  |  |  |  |  |  |  |  |  |  |  |  |")
             continue
         s = json.load(open(p)); m = s["moves"]
         wrong = sum(v["mismatch"] for v in s["modes"].values())
@@ -65,7 +66,7 @@ for st in sets:
         caught = sum(v["failures_the_checker_caught"] for v in s["modes"].values())
         tot = [tot[0] + s["walks"], tot[1] + m["total"], tot[2] + wrong, tot[3] + bad]
         print(f"| {st} | {f} | {s['walks']} ({s.get('walks_planned', s['walks'])}) | {m['total']} | {m['swap']} "
-              f"| {m['stall']} | {m['yield']} | {m['reuse']} | {m.get('hoist', 0)} ({m.get('hoist_slots', 0)}) | {m.get('wait', 0)} "
+              f"| {m['stall']} | {m['yield']} | {m['reuse']} | {m.get('hoist', 0)} ({m.get('hoist_slots', 0)}) | {m.get('wait', 0)} | {m.get('rename', 0)} "
               f"| {wrong} | {bad} | {caught} | {s['seconds']:.0f} |")
 print(f"\nTotal: {tot[0]} walks, {tot[1]} moves, {tot[2]} wrong, {tot[3]} crashes/timeouts/errors.")
 PY
