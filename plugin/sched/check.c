@@ -346,6 +346,89 @@ static st_status pair_in_order(ck *c, st_error *err)
 	return ST_OK;
 }
 
+/* tin[i] back to the original's registers (its own storage kept). */
+static void tin_reset(ck *c, uint32_t i)
+{
+	st_sass_reg *r = (st_sass_reg *)c->tin[i].defs;
+	c->tin[i] = c->oin[i];
+	c->tin[i].defs = r;
+	c->tin[i].uses = r + c->oin[i].ndefs;
+	memcpy(r, c->oin[i].defs, c->oin[i].ndefs * sizeof *r);
+	memcpy(r + c->oin[i].ndefs, c->oin[i].uses, c->oin[i].nuses * sizeof *r);
+}
+
+typedef struct cand { uint64_t cost; uint32_t j, i; } cand;
+static int cmp_cand(const void *a, const void *b)
+{
+	const cand *x = a, *y = b;
+	return x->cost != y->cost ? (x->cost < y->cost ? -1 : 1) : x->j != y->j ? (x->j < y->j ? -1 : 1) : (x->i > y->i) - (x->i < y->i);
+}
+
+/* The identical original words (not renamed) of i nearest to tuned slot j: build_map matched
+ * identical words in order, so the renamed one may be any of them. */
+static uint32_t nearest_twin(const ck *c, uint32_t i, uint32_t j, const bool *taken)
+{
+	uint32_t best = i;
+	for (uint32_t q = 0; q < c->n; q++)
+		if (q != i && taken[q] && !c->renamed[q] && c->inv[q] != UINT32_MAX && same_word(c->oin[q].word, c->oin[i].word) &&
+		    (q > j ? q - j : j - q) < (best > j ? best - j : j - best))
+			best = q;
+	return best;
+}
+
+/* Unmatched tuned words to untaken originals: every pair the checker can read as a rename,
+ * cheapest first (fewest changed fields, then the nearest twin), each word and original once. */
+static st_status match_pairs(ck *c, const uint8_t *code, bool *taken, bool *ok, st_error *err)
+{
+	size_t n = c->n, nd = 0, nf = 0, np = 0;
+	for (uint32_t j = 0; j < n; j++)
+		nd += c->map[j] == UINT32_MAX;
+	for (uint32_t i = 0; i < n; i++)
+		nf += !taken[i];
+	size_t cap = nd * nf;
+	cand *v = malloc((cap ? cap : 1) * sizeof *v);
+	if (!v)
+		return st_error_set(err, ST_ENOMEM, "out of memory");
+	for (uint32_t j = 0; j < n; j++)
+		for (uint32_t i = 0; c->map[j] == UINT32_MAX && i < n; i++) {
+			if (taken[i])
+				continue;
+			bool fits = ckr_renamed(&c->oin[i], code + 16 * j, &c->tin[i], (st_sass_reg *)c->tin[i].defs);
+			tin_reset(c, i);
+			if (!fits)
+				continue;
+			uint64_t d = 0, t = nearest_twin(c, i, j, taken);
+			for (int f = 0; f < 4; f++)
+				d += c->oin[i].word[f == 3 ? 8 : 2 + f] != code[16 * j + (f == 3 ? 8 : 2 + f)];
+			v[np++] = (cand){d << 32 | (t > j ? t - j : j - t), j, i};
+		}
+	qsort(v, np, sizeof *v, cmp_cand);
+	for (size_t p = 0; p < np; p++) {
+		uint32_t j = v[p].j, i = v[p].i;
+		if (c->map[j] != UINT32_MAX || taken[i])
+			continue;
+		uint32_t best = nearest_twin(c, i, j, taken);
+		if (best != i) { /* the twin's tuned word takes i (the same word), j takes the twin */
+			uint32_t j2 = c->inv[best];
+			c->map[j2] = i;
+			c->inv[i] = j2;
+			taken[i] = true;
+			i = best;
+		}
+		ckr_renamed(&c->oin[i], code + 16 * j, &c->tin[i], (st_sass_reg *)c->tin[i].defs);
+		taken[i] = c->renamed[i] = true;
+		c->map[j] = i;
+		c->inv[i] = j;
+	}
+	free(v);
+	for (uint32_t j = 0; j < n && *ok; j++)
+		if (c->map[j] == UINT32_MAX) {
+			violation(c, j, "the word at 0x%x matches no instruction of the original (or one too many)", 16 * j);
+			*ok = false;
+		}
+	return ST_OK;
+}
+
 /* Tuned words no original word matches: an original instruction with only register fields
  * changed (check_rename.c reads them); in->registers of the rewrite go to c->tin. */
 static st_status map_renamed(ck *c, const uint8_t *code, bool *ok, st_error *err)
@@ -374,62 +457,10 @@ static st_status map_renamed(ck *c, const uint8_t *code, bool *ok, st_error *err
 		c->tin[i].uses = c->tregs + at + o->ndefs;
 		at += o->ndefs + o->nuses;
 	}
-	for (uint32_t j = 0; j < n && *ok; j++) {
-		if (c->map[j] != UINT32_MAX)
-			continue;
-		/* the untaken original it can be with the fewest register fields changed */
-		uint32_t i = (uint32_t)n;
-		int fewest = 5;
-		for (uint32_t q = 0; q < n; q++) {
-			int d = 0;
-			for (int f = 0; f < 4; f++)
-				d += c->oin[q].word[f == 3 ? 8 : 2 + f] != code[16 * j + (f == 3 ? 8 : 2 + f)];
-			if (taken[q] || d >= fewest)
-				continue;
-			st_sass_reg *regs = (st_sass_reg *)c->tin[q].defs;
-			bool fits = ckr_renamed(&c->oin[q], code + 16 * j, &c->tin[q], regs);
-			c->tin[q] = c->oin[q], c->tin[q].defs = regs, c->tin[q].uses = regs + c->oin[q].ndefs;
-			memcpy(regs, c->oin[q].defs, c->oin[q].ndefs * sizeof *regs);
-			memcpy(regs + c->oin[q].ndefs, c->oin[q].uses, c->oin[q].nuses * sizeof *regs);
-			if (fits)
-				i = q, fewest = d;
-		}
-		if (i < n)
-			ckr_renamed(&c->oin[i], code + 16 * j, &c->tin[i], (st_sass_reg *)c->tin[i].defs);
-		if (i == n) {
-			violation(c, j, "the word at 0x%x matches no instruction of the original (or one too many)", 16 * j);
-			*ok = false;
-			break;
-		}
-		/* identical original words were matched in order: the renamed one is the nearest of them */
-		uint32_t best = i;
-		for (uint32_t q = 0; q < n; q++)
-			if (q != i && taken[q] && !c->renamed[q] && same_word(c->oin[q].word, c->oin[i].word) &&
-			    (q > j ? q - j : j - q) < (best > j ? best - j : j - best))
-				best = q;
-		if (best != i) {
-			st_sass_insn *t = &c->tin[best];
-			st_sass_reg *regs = (st_sass_reg *)t->defs;
-			ckr_renamed(&c->oin[best], code + 16 * j, t, regs);
-			st_sass_reg *ri = (st_sass_reg *)c->tin[i].defs; /* back to i's own registers */
-			c->tin[i] = c->oin[i];
-			c->tin[i].defs = ri;
-			memcpy(ri, c->oin[i].defs, c->oin[i].ndefs * sizeof *ri);
-			memcpy(ri + c->oin[i].ndefs, c->oin[i].uses, c->oin[i].nuses * sizeof *ri);
-			c->tin[i].uses = ri + c->oin[i].ndefs;
-			uint32_t j2 = c->inv[best];
-			c->map[j2] = i;
-			c->inv[i] = j2;
-			taken[i] = true;
-			i = best;
-		}
-		taken[i] = c->renamed[i] = true;
-		c->map[j] = i;
-		c->inv[i] = j;
-	}
+	st_status rc = match_pairs(c, code, taken, ok, err);
 	free(taken);
 	c->in = c->tin;
-	return *ok ? pair_in_order(c, err) : ST_OK;
+	return rc ? rc : *ok ? pair_in_order(c, err) : ST_OK;
 }
 
 /* Match every tuned word to an original instruction: exact words (control bits aside) first,
