@@ -131,5 +131,8 @@ st_status st_cubin_permute(st_cubin *c, size_t k, const uint32_t *perm, size_t n
 /* Replace bits 105..124 (control fields) of kernel k's word in slot; any other change is refused.
  * The edit stays with the instruction through later permutations (plugin/cubin/ctrl.c). */
 st_status st_cubin_set_ctrl(st_cubin *c, size_t k, size_t slot, const uint8_t word[16], st_error *err);
+/* Replace the register fields (bytes 2, 3, 4, 8: Rd, Ra, Rb, Rc) of the instruction now in `slot` with
+ * word's; any other difference is refused (the sched rename family, plugin/cubin/regs.c). */
+st_status st_cubin_set_regs(st_cubin *c, size_t k, size_t slot, const uint8_t word[16], st_error *err);
 
 #endif

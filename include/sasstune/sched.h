@@ -12,8 +12,8 @@
 
 /* The legality model's version, part of the schedule cache key: bumped by every change to a
  * legality or checker rule (plugin/sched: model.c, state.c, check.c, check_move.c,
- * sched_internal.h, hoist.c, group.c, wait.c, sb.c, xblock.c, check_xblock.c, check_internal.h; plugin/sass:
- * latency.c, latency_tables.c).  test_legality_version fails
+ * sched_internal.h, hoist.c, group.c, wait.c, sb.c, xblock.c, check_xblock.c, check_internal.h, rename.c,
+ * rename_enc.c, check_rename.c; plugin/sass: latency.c, latency_tables.c).  test_legality_version fails
  * when those files change and its recorded hash does not. */
 #define ST_LEGALITY_VERSION 4
 /* The move families tuning uses by default (st_tune_opts_init, the pass), by name (keyed in the
@@ -40,6 +40,7 @@ typedef enum st_move_kind {
 	ST_MOVE_HOIST, /* move the insn of `slot` by adjacent swaps: arg 0..3 up 2/4/8/far, 4..7 down */
 	ST_MOVE_WAIT,  /* move the wait on SB `arg` of `slot` later, to the first insn that may need it */
 	ST_MOVE_SB = 7, /* `slot`'s write SB (arg k) or read SB (arg 8 + k) becomes SB k, a locally idle one */
+	ST_MOVE_RENAME = 8, /* the R register `slot` defines, and its reads up to the range's end, become R`arg` */
 	ST_MOVE_XBLOCK = 9, /* move the insn of `slot` to the end of the block before (out of a loop) */
 } st_move_kind;
 typedef struct st_move { uint8_t kind, arg; uint32_t slot; st_ctrl ctrl; } st_move;

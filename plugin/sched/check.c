@@ -2,12 +2,14 @@
  * constraint a rewritten kernel breaks relative to its original.  Written apart from the move
  * generator (model.c, check_move.c): it shares none of its code, recovers the instruction
  * mapping from the words themselves and judges the result, not the moves.  docs/sched.md. */
+#include "sasstune/sched.h"
+#include "check_rename.h"
+
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
 
 #include "check_internal.h"
 
@@ -269,6 +271,175 @@ static const keyed *find_first(const keyed *v, size_t n, uint64_t lo, uint64_t h
 	return a < n && v[a].hi == hi && v[a].lo == lo ? &v[a] : NULL;
 }
 
+/* Equal but for the control bits 105..124. */
+static bool same_word(const uint8_t *a, const uint8_t *b)
+{
+	uint64_t alo, ahi, blo, bhi;
+	word_key(a, false, &alo, &ahi);
+	word_key(b, false, &blo, &bhi);
+	return alo == blo && ahi == bhi;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* After renames were matched: every run of identical original words not renamed pairs with the
+ * tuned slots holding them in order (as build_map pairs them when nothing is renamed). */
+static st_status pair_in_order(ck *c, st_error *err)
+{
+	size_t n = c->n, nk = 0;
+	bool any = false;
+	for (size_t i = 0; i < n; i++)
+		any |= c->renamed[i];
+	if (!any)
+		return ST_OK;
+	keyed *v = malloc((n ? n : 1) * sizeof *v);
+	uint32_t *js = malloc((n ? n : 1) * sizeof *js);
+	if (!v || !js) {
+		free(v), free(js);
+		return st_error_set(err, ST_ENOMEM, "out of memory");
+	}
+	for (uint32_t i = 0; i < n; i++)
+		if (!c->renamed[i] && !(c->oin[i].flags & ST_F_PCREL) && !(c->refslot && c->refslot[i])) {
+			word_key(c->oin[i].word, false, &v[nk].lo, &v[nk].hi);
+			v[nk++].idx = i;
+		}
+	qsort(v, nk, sizeof *v, cmp_keyed);
+	for (size_t a = 0, b; a < nk; a = b) {
+		for (b = a + 1; b < nk && v[b].lo == v[a].lo && v[b].hi == v[a].hi;)
+			b++;
+		for (size_t t = a; t < b; t++)
+			js[t - a] = c->inv[v[t].idx];
+		qsort(js, b - a, sizeof *js, cmp_u32);
+		for (size_t t = a; t < b; t++) { /* v[a..b) is sorted by original index */
+			c->map[js[t - a]] = v[t].idx;
+			c->inv[v[t].idx] = js[t - a];
+		}
+	}
+	free(v), free(js);
+	return ST_OK;
+}
+
+/* tin[i] back to the original's registers (its own storage kept). */
+static void tin_reset(ck *c, uint32_t i)
+{
+	st_sass_reg *r = (st_sass_reg *)c->tin[i].defs;
+	c->tin[i] = c->oin[i];
+	c->tin[i].defs = r;
+	c->tin[i].uses = r + c->oin[i].ndefs;
+	memcpy(r, c->oin[i].defs, c->oin[i].ndefs * sizeof *r);
+	memcpy(r + c->oin[i].ndefs, c->oin[i].uses, c->oin[i].nuses * sizeof *r);
+}
+
+typedef struct cand { uint64_t cost; uint32_t j, i; } cand;
+static int cmp_cand(const void *a, const void *b)
+{
+	const cand *x = a, *y = b;
+	return x->cost != y->cost ? (x->cost < y->cost ? -1 : 1) : x->j != y->j ? (x->j < y->j ? -1 : 1) : (x->i > y->i) - (x->i < y->i);
+}
+
+/* The identical original words (not renamed) of i nearest to tuned slot j: build_map matched
+ * identical words in order, so the renamed one may be any of them. */
+static uint32_t nearest_twin(const ck *c, uint32_t i, uint32_t j, const bool *taken)
+{
+	uint32_t best = i;
+	for (uint32_t q = 0; q < c->n; q++)
+		if (q != i && taken[q] && !c->renamed[q] && c->inv[q] != UINT32_MAX && same_word(c->oin[q].word, c->oin[i].word) &&
+		    (q > j ? q - j : j - q) < (best > j ? best - j : j - best))
+			best = q;
+	return best;
+}
+
+/* Unmatched tuned words to untaken originals: every pair the checker can read as a rename,
+ * cheapest first (fewest changed fields, then the nearest twin), each word and original once. */
+static st_status match_pairs(ck *c, const uint8_t *code, bool *taken, bool *ok, st_error *err)
+{
+	size_t n = c->n, nd = 0, nf = 0, np = 0;
+	for (uint32_t j = 0; j < n; j++)
+		nd += c->map[j] == UINT32_MAX;
+	for (uint32_t i = 0; i < n; i++)
+		nf += !taken[i];
+	size_t cap = nd * nf;
+	cand *v = malloc((cap ? cap : 1) * sizeof *v);
+	if (!v)
+		return st_error_set(err, ST_ENOMEM, "out of memory");
+	for (uint32_t j = 0; j < n; j++)
+		for (uint32_t i = 0; c->map[j] == UINT32_MAX && i < n; i++) {
+			if (taken[i])
+				continue;
+			bool fits = ckr_renamed(&c->oin[i], code + 16 * j, &c->tin[i], (st_sass_reg *)c->tin[i].defs);
+			tin_reset(c, i);
+			if (!fits)
+				continue;
+			uint64_t d = 0, t = nearest_twin(c, i, j, taken);
+			for (int f = 0; f < 4; f++)
+				d += c->oin[i].word[f == 3 ? 8 : 2 + f] != code[16 * j + (f == 3 ? 8 : 2 + f)];
+			v[np++] = (cand){d << 32 | (t > j ? t - j : j - t), j, i};
+		}
+	qsort(v, np, sizeof *v, cmp_cand);
+	for (size_t p = 0; p < np; p++) {
+		uint32_t j = v[p].j, i = v[p].i;
+		if (c->map[j] != UINT32_MAX || taken[i])
+			continue;
+		uint32_t best = nearest_twin(c, i, j, taken);
+		if (best != i) { /* the twin's tuned word takes i (the same word), j takes the twin */
+			uint32_t j2 = c->inv[best];
+			c->map[j2] = i;
+			c->inv[i] = j2;
+			taken[i] = true;
+			i = best;
+		}
+		ckr_renamed(&c->oin[i], code + 16 * j, &c->tin[i], (st_sass_reg *)c->tin[i].defs);
+		taken[i] = c->renamed[i] = true;
+		c->map[j] = i;
+		c->inv[i] = j;
+	}
+	free(v);
+	for (uint32_t j = 0; j < n && *ok; j++)
+		if (c->map[j] == UINT32_MAX) {
+			violation(c, j, "the word at 0x%x matches no instruction of the original (or one too many)", 16 * j);
+			*ok = false;
+		}
+	return ST_OK;
+}
+
+/* Tuned words no original word matches: an original instruction with only register fields
+ * changed (check_rename.c reads them); in->registers of the rewrite go to c->tin. */
+static st_status map_renamed(ck *c, const uint8_t *code, bool *ok, st_error *err)
+{
+	size_t n = c->n, nr = 0;
+	bool *taken = calloc(n ? n : 1, sizeof *taken);
+	for (uint32_t i = 0; i < n; i++)
+		nr += c->oin[i].ndefs + c->oin[i].nuses;
+	c->tin = malloc((n ? n : 1) * sizeof *c->tin);
+	c->tregs = malloc((nr ? nr : 1) * sizeof *c->tregs);
+	c->renamed = calloc(n ? n : 1, sizeof *c->renamed);
+	if (!taken || !c->tin || !c->tregs || !c->renamed) {
+		free(taken);
+		return st_error_set(err, ST_ENOMEM, "out of memory");
+	}
+	for (uint32_t j = 0; j < n; j++)
+		if (c->map[j] != UINT32_MAX)
+			taken[c->map[j]] = true;
+	size_t at = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		const st_sass_insn *o = &c->oin[i];
+		c->tin[i] = *o;
+		memcpy(c->tregs + at, o->defs, o->ndefs * sizeof *o->defs);
+		memcpy(c->tregs + at + o->ndefs, o->uses, o->nuses * sizeof *o->uses);
+		c->tin[i].defs = c->tregs + at;
+		c->tin[i].uses = c->tregs + at + o->ndefs;
+		at += o->ndefs + o->nuses;
+	}
+	st_status rc = match_pairs(c, code, taken, ok, err);
+	free(taken);
+	c->in = c->tin;
+	return rc ? rc : *ok ? pair_in_order(c, err) : ST_OK;
+}
+
 /* Match every tuned word to an original instruction: exact words (control bits aside) first,
  * words with patched offsets by their coarse key; identical words in order. */
 static st_status build_map(ck *c, const uint8_t *code, bool *ok, st_error *err)
@@ -312,9 +483,8 @@ static st_status build_map(ck *c, const uint8_t *code, bool *ok, st_error *err)
 		while (at < nn && base[at].lo == lo && base[at].hi == hi && u[at])
 			at++;
 		if (at >= nn || base[at].lo != lo || base[at].hi != hi) {
-			violation(c, j, "the word at 0x%x matches no instruction of the original (or one too many)", 16 * j);
-			*ok = false;
-			break;
+			c->map[j] = UINT32_MAX; /* perhaps renamed registers: matched below */
+			continue;
 		}
 		u[at] = 1;
 		c->map[j] = base[at].idx;
@@ -324,7 +494,7 @@ static st_status build_map(ck *c, const uint8_t *code, bool *ok, st_error *err)
 	free(coarse);
 	free(used);
 	free(usedc);
-	return ST_OK;
+	return map_renamed(c, code, ok, err);
 }
 
 /* ---- the checks ----------------------------------------------------------------------------------- */
@@ -866,7 +1036,7 @@ static bool reuse_proven(const ck *c, const char *opcode, unsigned f)
 {
 	bool seen = false;
 	for (uint32_t i = 0; i < c->n; i++) {
-		const st_sass_insn *x = &c->in[i];
+		const st_sass_insn *x = &c->oin[i];
 		if (strcmp(x->opcode, opcode))
 			continue;
 		unsigned bits = st_ctrl_reuse_bits(x->ctrl);
@@ -891,7 +1061,7 @@ static void check_reuse(ck *c)
 			bool same_next = i + 1 < c->n && j + 1 < c->n && c->map[j + 1] == i + 1;
 			const st_sass_insn *o = &c->in[i];
 			bool orig = o->ctrl.yield && o->ctrl.stall >= 1 && o->ctrl.stall <= 11 && (o->ctrl.reuse >> f & 1);
-			if (orig && same_next)
+			if (orig && same_next && !c->renamed[i] && !c->renamed[i + 1])
 				continue;
 			bool ok = false;
 			if (j + 1 < c->n && c->in[c->map[j + 1]].block == o->block) {
@@ -925,6 +1095,16 @@ static void check_reuse(ck *c)
 	}
 }
 
+/* Registers (renames included): every read reached by the same definitions as in the original,
+ * every register live at a block end holding the same ones (check_rename.c). */
+static void dataflow_bad(void *ctx, uint32_t slot, const char *msg) { violation(ctx, slot, "%s", msg); }
+
+static void check_dataflow(ck *c)
+{
+	ckr_blocks bl = {c->nb, c->bfirst, c->blast, (const int32_t(*)[2])c->bsucc};
+	ckr_dataflow(c->oin, c->in, c->n, c->map, &bl, dataflow_bad, c);
+}
+
 /* ---- driver --------------------------------------------------------------------------------------- */
 static void ck_free(ck *c)
 {
@@ -945,6 +1125,9 @@ static void ck_free(ck *c)
 	free(c->tblock);
 	free(c->tbfirst);
 	free(c->tblast);
+	free(c->tin);
+	free(c->tregs);
+	free(c->renamed);
 }
 
 st_status st_check_kernel(const st_cubin *orig, const st_cubin *tuned, const char *name, const st_sass_opts *o,
@@ -964,7 +1147,7 @@ st_status st_check_kernel(const st_cubin *orig, const st_cubin *tuned, const cha
 		return rc;
 	ck c = {0};
 	c.k = k;
-	c.in = st_sass_insns(k);
+	c.in = c.oin = st_sass_insns(k);
 	c.n = st_sass_count(k);
 	c.sm = st_sass_sm(k);
 	c.name = st_sass_name(k);
@@ -1065,6 +1248,7 @@ st_status st_check_kernel(const st_cubin *orig, const st_cubin *tuned, const cha
 		check_waits(&c);
 		check_sb(&c);
 		check_reuse(&c);
+		check_dataflow(&c);
 	}
 	if (violations)
 		*violations = c.bad;

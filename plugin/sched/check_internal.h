@@ -1,5 +1,5 @@
 /* The independent checker's state (check.c), shared with its rule for moves across blocks
- * (check_xblock.c).  Nothing here is used by the move generator. */
+ * (check_xblock.c) and its reading of renamed registers (check_rename.c).  Nothing here is used by the move generator. */
 #ifndef ST_CHECK_INTERNAL_H
 #define ST_CHECK_INTERNAL_H
 
@@ -15,7 +15,11 @@
 
 typedef struct ck {
 	const st_sass_kernel *k;
-	const st_sass_insn *in;
+	const st_sass_insn *in;  /* the original instructions with the rewrite's registers (renames) */
+	const st_sass_insn *oin; /* as decoded from the original */
+	st_sass_insn *tin;       /* owned copy behind `in` once a renamed word is seen */
+	st_sass_reg *tregs;
+	bool *renamed;           /* per original index: its register fields changed */
 	size_t n;
 	int sm;
 	const char *name;

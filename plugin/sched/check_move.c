@@ -454,6 +454,8 @@ st_status sc_check(const st_sched *s, st_move mv, sc_fix *fix, uint32_t *rlo, ui
 		return sc_check_wait(s, mv, fix, rlo, rhi, err);
 	if (mv.kind == ST_MOVE_SB) /* sb.c */
 		return sc_check_sb(s, mv, fix, rlo, rhi, err);
+	if (mv.kind == ST_MOVE_RENAME) /* rename.c: no fix-up but cleared reuse flags, made by its apply */
+		return sc_check_rename(s, mv, rlo, rhi, err);
 	uint32_t j = mv.slot, X = s->at[j];
 	st_ctrl c = s->ctrl[X];
 	switch (mv.kind) {

@@ -151,6 +151,8 @@ st_status st_sched_features(const st_sched *s, size_t move, float out[ST_SEARCH_
 	} else if (mv.kind == ST_MOVE_HOIST) { /* features of the moving insn in the current state */
 		out[ST_F_SWAP] = 1;
 		out[ST_F_LOAD_UP] = mv.arg % 8 < 4 && ia->cls == ST_CLASS_MEMORY && (ia->flags & ST_F_LOAD) ? 1.0f : 0.0f;
+	} else if (mv.kind == ST_MOVE_RENAME) { /* changes no timing itself: it frees swaps (WAR/WAW) */
+		out[ST_F_CTRL] = 1;
 	} else {
 		out[ST_F_CTRL] = 1;
 		out[ST_F_STALL_DELTA] = clip(raise / 15.0);

@@ -40,6 +40,14 @@ static void memo_free(sc_memo *h)
 	free(h);
 }
 
+void sc_model_forget(sc_model *m)
+{
+	if (!m->memo)
+		return;
+	memset(m->memo->keys, 0, m->memo->cap * sizeof *m->memo->keys);
+	m->memo->n = 0;
+}
+
 static size_t mix(uint64_t k)
 {
 	k ^= k >> 33;

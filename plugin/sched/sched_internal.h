@@ -29,6 +29,7 @@
 #define SC_LEGAL_GROUP 20 /* bit of group variant 8 (arg a: bit 12 + a) */
 #define SC_LEGAL_SB 28   /* bits of the SB moves: 28 write SB, 29 read SB (to the lowest locally idle SB) */
 #define SC_LEGAL_XBLOCK 30 /* bit of the xblock move */
+#define SC_LEGAL_RENAME 31 /* bit of the rename move of a slot (rename.c) */
 
 /* Static facts about one original instruction. */
 enum {
@@ -70,6 +71,7 @@ typedef struct sc_info {
 #define SC_LAT_NONE (-1)
 
 typedef struct sc_memo sc_memo; /* latency lookups, by signature */
+typedef struct sc_rename sc_rename; /* the rename family's state (rename.c) */
 
 /* The static model of one kernel. */
 typedef struct sc_model {
@@ -87,6 +89,8 @@ typedef struct sc_model {
 
 st_status sc_model_build(sc_model *m, const st_sass_kernel *k, const st_cubin *c, unsigned flags, st_error *err);
 void sc_model_free(sc_model *m);
+/* Drop every memoised latency (registers of some instructions changed: a rename). */
+void sc_model_forget(sc_model *m);
 /* Fixed latency producer p -> consumer c (original indices), SC_LAT_NONE when independent.
  * what (may be NULL) gets the dependence kind and register for messages. */
 int sc_latency(sc_model *m, uint32_t p, uint32_t c, char *what, size_t n);
@@ -126,6 +130,7 @@ struct st_sched {
 	uint32_t *xa;       /* xblock family, per original index: 1 + the block it may move to, 0 none */
 	uint8_t *xlin;      /* its longest fixed latency in from anywhere (cycles) */
 	uint8_t *xfroz;     /* per block: xblock moves applied into or out of it (then no move there) */
+	sc_rename *rn;      /* rename family (NULL when off): owns the instructions m.in points at */
 };
 
 /* Legality of a move in the current state.  On success *fix (may be NULL) gets the control edits a
@@ -173,6 +178,28 @@ st_status sc_check_xblock(const st_sched *s, st_move m, sc_fix *fix, uint32_t *r
 uint32_t sc_xblock_target(const st_sched *s, uint32_t slot);
 void sc_xblock_rotate(st_sched *s, uint32_t j, uint32_t t, int dir);
 int sc_xblock_frozen(const st_sched *s, uint32_t slot);
+/* Register renaming (rename.c, rename_enc.c): prepare (only with ST_SCHED_RENAME; m.in then
+ * points at the state's own copy of the instructions), the lowest legal target register (-1:
+ * none), legality (read range: the def's slot to its range's end), apply and undo (the undo
+ * stack holds a ST_MOVE_RENAME record without fix-ups; rename.c keeps the details), the current
+ * word of an instruction whose register fields changed (NULL: unchanged). */
+st_status sc_rename_prepare(st_sched *s, st_error *err);
+void sc_rename_free(sc_rename *r);
+int sc_rename_target(const st_sched *s);
+st_status sc_check_rename(const st_sched *s, st_move mv, uint32_t *rlo, uint32_t *rhi, st_error *err);
+st_status sc_apply_rename(st_sched *s, st_move mv, st_error *err);
+void sc_undo_rename(st_sched *s);
+const uint8_t *sc_rename_word(const st_sched *s, uint32_t i);
+size_t sc_rename_count(const st_sched *s);
+/* Rename record `rec` as schedule entries (the move, its field edits and cleared reuse flags at
+ * the slots pos[] gives); a register byte (2, 3, 4, 8) of original instruction i now. */
+st_status sc_rename_to_schedule(const st_sched *s, size_t rec, st_move mv, const uint32_t *pos, st_schedule *out,
+				st_error *err);
+unsigned sc_rename_field(const st_sched *s, uint32_t i, unsigned byte);
+/* Which byte of the word holds the register of operand slot (ST_SLOT_D/A/B/C), -1 none; whether
+ * every R operand of x sits in a field the rename can rewrite (docs/sched.md rule N2). */
+int sc_rename_byte(unsigned slot);
+bool sc_rename_encodable(const st_sass_insn *x, const uint8_t word[16]); /* word: x's current one */
 /* Apply a swap at `slot` with its fix-up, no refresh (state.c; hoist.c's tentative chains). */
 void sc_swap_raw(st_sched *s, uint32_t slot, const sc_fix *fix);
 void sc_unswap_raw(st_sched *s, uint32_t slot, const sc_fix *fix);

@@ -14,8 +14,11 @@ typedef struct sched_kernel {
 	bool is_perm; /* v holds a permutation, else a list of swaps */
 	uint32_t *v;
 	size_t n, cap;
-	st_ctrl *ctrl; /* per entry of v when isc[j]: a control edit of slot v[j], not a swap */
+	st_ctrl *ctrl; /* per entry of v when isc[j] == 1: a control edit of slot v[j], not a swap; for a
+	                * rename (isc 2) ctrl.wbar holds nothing and aux the register; a field edit
+	                * (isc 3): aux = field << 8 | register */
 	uint8_t *isc;
+	uint16_t *aux;
 	size_t nctrl;
 } sched_kernel;
 
@@ -33,6 +36,7 @@ void st_schedule_free(st_schedule *s)
 		free(s->k[i].v);
 		free(s->k[i].ctrl);
 		free(s->k[i].isc);
+		free(s->k[i].aux);
 	}
 	free(s->k);
 	free(s);
@@ -88,13 +92,51 @@ static bool push(sched_kernel *k, uint32_t x)
 		uint8_t *f = c ? realloc(k->isc, cap) : NULL;
 		if (f)
 			k->isc = f;
-		if (!c || !f)
+		uint16_t *a = f ? realloc(k->aux, cap * sizeof *a) : NULL;
+		if (a)
+			k->aux = a;
+		if (!c || !f || !a)
 			return false;
 		k->cap = cap;
 	}
 	k->isc[k->n] = 0;
+	k->aux[k->n] = 0;
 	k->v[k->n++] = x;
 	return true;
+}
+
+static bool push_kind(sched_kernel *k, uint32_t slot, uint8_t kind, uint16_t aux)
+{
+	if (!push(k, slot))
+		return false;
+	k->isc[k->n - 1] = kind;
+	k->aux[k->n - 1] = aux;
+	memset(&k->ctrl[k->n - 1], 0, sizeof *k->ctrl);
+	k->nctrl++;
+	return true;
+}
+
+/* {"slot": i, "rename": r} or {"slot": j, "field": "d"|"a"|"b"|"c", "reg": r} */
+static st_status parse_regs(const char *name, const char *kname, size_t i, const cJSON *o, sched_kernel *k,
+			    st_error *err)
+{
+	const cJSON *slot = cJSON_GetObjectItemCaseSensitive(o, "slot"), *ren = cJSON_GetObjectItemCaseSensitive(o, "rename");
+	const cJSON *field = cJSON_GetObjectItemCaseSensitive(o, "field"), *reg = cJSON_GetObjectItemCaseSensitive(o, "reg");
+	const cJSON *num = ren ? ren : reg;
+	int nkeys = cJSON_GetArraySize(o);
+	const char *fs = cJSON_IsString(field) ? field->valuestring : "";
+	const char *fp = strchr("dabc", fs[0] ? fs[0] : 'x');
+	if (!cJSON_IsNumber(slot) || slot->valuedouble < 0 || slot->valuedouble > 4294967295.0 ||
+	    floor(slot->valuedouble) != slot->valuedouble || !cJSON_IsNumber(num) || num->valuedouble < 0 ||
+	    num->valuedouble > 254 || floor(num->valuedouble) != num->valuedouble ||
+	    (ren ? nkeys != 2 : (nkeys != 3 || !fp || fs[1])))
+		return st_error_set(err, ST_EFORMAT,
+				    "%s: kernels.%s.moves[%zu]: expected {\"slot\": i, \"rename\": 0..254} or {\"slot\": i, "
+				    "\"field\": \"d\"|\"a\"|\"b\"|\"c\", \"reg\": 0..254}",
+				    name, kname, i);
+	bool ok = ren ? push_kind(k, (uint32_t)slot->valuedouble, 2, (uint16_t)num->valuedouble)
+		      : push_kind(k, (uint32_t)slot->valuedouble, 3, (uint16_t)((fp - "dabc") << 8 | (int)num->valuedouble));
+	return ok ? ST_OK : st_error_set(err, ST_ENOMEM, "out of memory");
 }
 
 static bool push_ctrl(sched_kernel *k, uint32_t slot, st_ctrl c)
@@ -113,6 +155,8 @@ static st_status parse_ctrl(const char *name, const char *kname, size_t i, const
 {
 	static const char *const keys[] = {"slot", "stall", "yield", "wbar", "rbar", "wait", "reuse"};
 	static const double maxv[] = {4294967295.0, 15, 1, 7, 7, 63, 7};
+	if (cJSON_GetObjectItemCaseSensitive(o, "rename") || cJSON_GetObjectItemCaseSensitive(o, "field"))
+		return parse_regs(name, kname, i, o, k, err);
 	double v[7];
 	int seen[7] = {0};
 	for (const cJSON *f = o->child; f; f = f->next) {
@@ -350,6 +394,31 @@ st_status st_schedule_add_swap(st_schedule *s, const char *kernel, uint32_t slot
 	return push(k, slot) ? ST_OK : st_error_set(err, ST_ENOMEM, "out of memory");
 }
 
+static st_status add_kind(st_schedule *s, const char *kernel, uint32_t slot, uint8_t kind, uint16_t aux, st_error *err)
+{
+	sched_kernel *k = find(s, kernel);
+	if (k && k->is_perm)
+		return st_error_set(err, ST_EINVAL, "kernels.%s already holds a permutation", kernel);
+	if (!k && !(k = add_kernel(s, kernel)))
+		return st_error_set(err, ST_ENOMEM, "out of memory");
+	return push_kind(k, slot, kind, aux) ? ST_OK : st_error_set(err, ST_ENOMEM, "out of memory");
+}
+
+st_status st_schedule_add_rename(st_schedule *s, const char *kernel, uint32_t slot, unsigned reg, st_error *err)
+{
+	if (reg > 254)
+		return st_error_set(err, ST_EINVAL, "rename to R%u: 0..254", reg);
+	return add_kind(s, kernel, slot, 2, (uint16_t)reg, err);
+}
+
+st_status st_schedule_add_field(st_schedule *s, const char *kernel, uint32_t slot, unsigned field, unsigned reg,
+				st_error *err)
+{
+	if (reg > 254 || field > 3)
+		return st_error_set(err, ST_EINVAL, "register field %u to R%u: field 0..3, register 0..254", field, reg);
+	return add_kind(s, kernel, slot, 3, (uint16_t)(field << 8 | reg), err);
+}
+
 st_status st_schedule_add_ctrl(st_schedule *s, const char *kernel, uint32_t slot, st_ctrl c, st_error *err)
 {
 	st_status rc = st_ctrl_check(c, err);
@@ -375,8 +444,10 @@ st_schedule_move st_schedule_move_at(const st_schedule *s, size_t i, size_t j)
 		return m;
 	m.slot = s->k[i].v[j];
 	m.is_ctrl = s->k[i].isc[j];
-	if (m.is_ctrl)
+	if (m.is_ctrl == 1)
 		m.ctrl = s->k[i].ctrl[j];
+	m.field = (uint8_t)(s->k[i].aux[j] >> 8);
+	m.reg = (uint8_t)s->k[i].aux[j];
 	return m;
 }
 
@@ -416,7 +487,12 @@ char *st_schedule_to_json(const st_schedule *s)
 		free(q);
 		for (size_t j = 0; ok && j < k->n; j++) {
 			const st_ctrl *c = &k->ctrl[j];
-			if (!k->is_perm && k->isc[j])
+			if (!k->is_perm && k->isc[j] == 2)
+				ok = st_buf_printf(&b, "%s{\"slot\": %u, \"rename\": %u}", j ? ", " : "", k->v[j], k->aux[j]) == ST_OK;
+			else if (!k->is_perm && k->isc[j] == 3)
+				ok = st_buf_printf(&b, "%s{\"slot\": %u, \"field\": \"%c\", \"reg\": %u}", j ? ", " : "", k->v[j],
+						   "dabc"[(k->aux[j] >> 8) & 3], k->aux[j] & 255) == ST_OK;
+			else if (!k->is_perm && k->isc[j])
 				ok = st_buf_printf(&b,
 						   "%s{\"slot\": %u, \"stall\": %u, \"yield\": %u, \"wbar\": %u, \"rbar\": %u, "
 						   "\"wait\": %u, \"reuse\": %u}",
@@ -458,7 +534,13 @@ static st_status apply_ctrl(const sched_kernel *k, st_cubin *c, size_t kidx, con
 		size_t slot = inv[cur[a]];
 		uint8_t word[16];
 		memcpy(word, st_cubin_code(c, kidx, NULL) + 16 * slot, 16);
-		if (!(rc = st_ctrl_encode(word, k->ctrl[j], err)))
+		if (k->isc[j] == 2) /* a rename: its field edits follow */
+			continue;
+		if (k->isc[j] == 3) {
+			static const uint8_t byte[4] = {2, 3, 4, 8};
+			word[byte[(k->aux[j] >> 8) & 3]] = (uint8_t)k->aux[j];
+			rc = st_cubin_set_regs(c, kidx, slot, word, err);
+		} else if (!(rc = st_ctrl_encode(word, k->ctrl[j], err)))
 			rc = st_cubin_set_ctrl(c, kidx, slot, word, err);
 	}
 	free(cur);

@@ -116,6 +116,14 @@ static void recompute(st_sched *s, uint32_t slot)
 		lo = a >= 0 && l < lo ? l : lo;
 		hi = a >= 0 && h > hi ? h : hi;
 	}
+	int target = s->rn ? sc_rename_target(s) : -1;
+	if (target >= 0) {
+		st_move rn = {ST_MOVE_RENAME, (uint8_t)target, slot, {0}};
+		if (sc_check_rename(s, rn, &l, &h, NULL) == ST_OK)
+			bits |= 1u << SC_LEGAL_RENAME;
+		lo = l < lo ? l : lo;
+		hi = h > hi ? h : hi;
+	}
 	if (s->m.flags & ST_SCHED_XBLOCK) {
 		st_move x = {ST_MOVE_XBLOCK, 0, slot, {0}};
 		if (sc_check_xblock(s, x, NULL, &l, &h, NULL) == ST_OK)
@@ -166,6 +174,7 @@ void st_sched_free(st_sched *s)
 	free(s->xa);
 	free(s->xlin);
 	free(s->xfroz);
+	sc_rename_free(s->rn);
 	free(s);
 }
 
@@ -203,6 +212,10 @@ st_status st_sched_new(const st_sass_kernel *k, const st_cubin *c, unsigned flag
 		s->ctrl[i] = s->m.in[i].ctrl;
 	}
 	s->last_swap = UINT32_MAX;
+	if ((flags & ST_SCHED_RENAME) && (rc = sc_rename_prepare(s, err))) {
+		st_sched_free(s);
+		return rc;
+	}
 	if (((flags & ST_SCHED_WAIT) && (rc = sc_wait_prepare(s, err))) ||
 	    ((flags & ST_SCHED_HOIST) && (rc = sc_group_prepare(s, err))) ||
 	    ((flags & ST_SCHED_XBLOCK) && (rc = sc_xblock_prepare(s, err)))) {
@@ -252,8 +265,10 @@ st_move st_sched_move(const st_sched *s, size_t i)
 	uint32_t sl = mv.slot, sh = mv.slot;
 	mv.kind = b == 0 ? ST_MOVE_SWAP : b == 1 ? ST_MOVE_STALL : b == 2 ? ST_MOVE_YIELD
 		: b < SC_LEGAL_HOIST ? ST_MOVE_REUSE : b < SC_LEGAL_WAIT ? ST_MOVE_HOIST : b < SC_LEGAL_GROUP ? ST_MOVE_WAIT
-		: b < SC_LEGAL_SB ? ST_MOVE_HOIST : b < SC_LEGAL_XBLOCK ? ST_MOVE_SB : ST_MOVE_XBLOCK;
-	mv.arg = (uint8_t)(b >= SC_LEGAL_XBLOCK ? 0 : b >= SC_LEGAL_SB ? (unsigned)sc_sb_arg(s, mv.slot, b - SC_LEGAL_SB, &sl, &sh)
+		: b < SC_LEGAL_SB ? ST_MOVE_HOIST : b < SC_LEGAL_XBLOCK ? ST_MOVE_SB : b < SC_LEGAL_RENAME ? ST_MOVE_XBLOCK
+		: ST_MOVE_RENAME;
+	mv.arg = (uint8_t)(b >= SC_LEGAL_RENAME ? (unsigned)sc_rename_target(s) : b >= SC_LEGAL_XBLOCK ? 0
+			   : b >= SC_LEGAL_SB ? (unsigned)sc_sb_arg(s, mv.slot, b - SC_LEGAL_SB, &sl, &sh)
 			   : b >= SC_LEGAL_GROUP ? b - SC_LEGAL_GROUP + SC_HOIST_VARIANTS : b >= SC_LEGAL_WAIT ? b - SC_LEGAL_WAIT
 			   : b >= SC_LEGAL_HOIST ? b - SC_LEGAL_HOIST : b >= 3 ? b - 3 : 0);
 	return mv;
@@ -304,6 +319,16 @@ int st_sched_describe(const st_sched *s, st_move m, char *buf, size_t n)
 			return snprintf(buf, n, "xblock 0x%x (%s; not legal now)", 16 * m.slot, a->opcode);
 		return snprintf(buf, n, "xblock 0x%x -> 0x%x (%s, to the end of the block before %s)", 16 * m.slot, 16 * t,
 				a->opcode, s->m.in[s->at[t]].opcode);
+	}
+	case ST_MOVE_RENAME: {
+		st_error e = {0};
+		if (sc_check_rename(s, m, NULL, NULL, &e))
+			return snprintf(buf, n, "rename 0x%x -> R%u (%s; not legal now)", 16 * m.slot, m.arg, a->opcode);
+		for (unsigned d = 0; d < a->ndefs; d++)
+			if (a->defs[d].file == ST_RF_R)
+				return snprintf(buf, n, "rename 0x%x R%u -> R%u (%s)", 16 * m.slot, a->defs[d].index, m.arg,
+						a->opcode);
+		return snprintf(buf, n, "rename 0x%x -> R%u (%s)", 16 * m.slot, m.arg, a->opcode);
 	}
 	case ST_MOVE_HOIST: {
 		if (m.arg >= SC_HOIST_VARIANTS && m.arg < SC_HOIST_ARGS && (s->m.flags & ST_SCHED_HOIST))
@@ -393,6 +418,8 @@ static void undo_record(st_sched *s, uint32_t *lo, uint32_t *hi)
 	}
 	if (u->m.kind == ST_MOVE_SWAP)
 		sc_unswap_raw(s, u->m.slot, &fix);
+	else if (u->m.kind == ST_MOVE_RENAME)
+		sc_undo_rename(s);
 	else
 		for (unsigned t = fix.n; t-- > 0;)
 			s->ctrl[fix.chg[t].idx] = fix.chg[t].old;
@@ -430,6 +457,15 @@ st_status st_sched_apply(st_sched *s, st_move m, st_error *err)
 	if (m.kind == ST_MOVE_HOIST) {
 		if ((rc = apply_hoist(s, m, &lo, &hi, err)))
 			return rc;
+	} else if (m.kind == ST_MOVE_RENAME) {
+		sc_fix none = {0};
+		if ((rc = sc_apply_rename(s, m, err)))
+			return rc;
+		if (!push_undo(s, m, 0, &none, err)) {
+			sc_undo_rename(s);
+			return ST_ENOMEM;
+		}
+		lo = 0, hi = s->m.n ? (uint32_t)s->m.n - 1 : 0; /* the register census changed: every slot */
 	} else {
 		sc_fix fix;
 		sc_undo *u;
@@ -451,6 +487,8 @@ st_status st_sched_undo(st_sched *s, st_error *err)
 	uint32_t lo = s->undo[s->nundo - 1].m.slot, hi = lo;
 	while (s->nundo && s->undo[s->nundo - 1].cont)
 		undo_record(s, &lo, &hi);
+	if (s->undo[s->nundo - 1].m.kind == ST_MOVE_RENAME)
+		lo = 0, hi = s->m.n ? (uint32_t)s->m.n - 1 : 0;
 	undo_record(s, &lo, &hi);
 	s->nmoves--;
 	s->last_swap = UINT32_MAX;
@@ -485,7 +523,10 @@ st_status st_sched_to_cubin(const st_sched *s, st_cubin *c, size_t k, st_error *
 	st_status rc = st_cubin_permute(c, k, s->at, s->m.n, err);
 	for (size_t j = 0; !rc && j < s->m.n; j++) {
 		uint32_t x = s->at[j];
-		if (!memcmp(&s->ctrl[x], &s->m.in[x].ctrl, sizeof(st_ctrl)))
+		const uint8_t *renamed = sc_rename_word(s, x);
+		if (renamed)
+			rc = st_cubin_set_regs(c, k, j, renamed, err);
+		if (rc || !memcmp(&s->ctrl[x], &s->m.in[x].ctrl, sizeof(st_ctrl)))
 			continue;
 		uint8_t word[16];
 		memcpy(word, st_cubin_code(c, k, NULL) + 16 * j, 16);
@@ -506,8 +547,27 @@ st_status st_sched_to_schedule(const st_sched *s, st_schedule *out, st_error *er
 {
 	const char *name = st_sass_name(s->m.k);
 	st_status rc = ST_OK;
+	uint32_t *at = NULL, *pos = NULL; /* order while the records replay (renames name slots of then) */
+	size_t nren = 0;
+	if (sc_rename_count(s)) {
+		at = malloc(s->m.n * sizeof *at);
+		pos = malloc(s->m.n * sizeof *pos);
+		if (!at || !pos) {
+			free(at), free(pos);
+			return st_error_set(err, ST_ENOMEM, "sched: out of memory");
+		}
+		for (uint32_t i = 0; i < s->m.n; i++)
+			at[i] = pos[i] = i;
+	}
 	for (size_t i = 0; i < s->nundo && !rc; i++) {
 		const sc_undo *u = &s->undo[i];
+		if (u->m.kind == ST_MOVE_SWAP && at) {
+			uint32_t a = at[u->m.slot], b = at[u->m.slot + 1];
+			at[u->m.slot] = b, at[u->m.slot + 1] = a;
+			pos[a] = u->m.slot + 1, pos[b] = u->m.slot;
+		}
+		if (u->m.kind == ST_MOVE_RENAME)
+			rc = sc_rename_to_schedule(s, nren++, u->m, pos, out, err);
 		if (u->m.kind == ST_MOVE_SWAP)
 			rc = st_schedule_add_swap(out, name, u->m.slot, err);
 		if (u->m.kind == ST_MOVE_XBLOCK) /* its rotation as adjacent swaps up to the block start */
@@ -516,6 +576,7 @@ st_status st_sched_to_schedule(const st_sched *s, st_schedule *out, st_error *er
 		for (unsigned t = 0; t < u->nchg && !rc; t++)
 			rc = st_schedule_add_ctrl(out, name, u->chg[t].slot, u->chg[t].now, err);
 	}
+	free(at), free(pos);
 	return rc;
 }
 
@@ -549,6 +610,15 @@ st_status st_sched_replay(st_sched *s, const st_schedule *sch, size_t i, st_erro
 	for (size_t j = 0; j < nm; j++) {
 		st_schedule_move sm = st_schedule_move_at(sch, i, j);
 		st_move mv = {sm.is_ctrl ? ST_MOVE_CTRL : ST_MOVE_SWAP, 0, sm.slot, sm.ctrl};
+		if (sm.is_ctrl == ST_SCHEDULE_FIELD) { /* a rename's effect: the model must have made it */
+			static const uint8_t byte[4] = {2, 3, 4, 8};
+			if (sm.slot >= s->m.n || sc_rename_field(s, s->at[sm.slot], byte[sm.field & 3]) != sm.reg)
+				return st_error_set(err, ST_EILLEGAL, "kernels.%s.moves[%zu]: register field %c of slot %u is not R%u after the rename before it",
+						    kn, j, "dabc"[sm.field & 3], sm.slot, sm.reg);
+			continue;
+		}
+		if (sm.is_ctrl == ST_SCHEDULE_RENAME)
+			mv = (st_move){ST_MOVE_RENAME, sm.reg, sm.slot, {0}};
 		size_t run = sm.is_ctrl ? 0 : xblock_run(s, sch, i, j);
 		if (run) { /* swaps p, p-1, ..., t carrying slot p+1 to its block start: one xblock move */
 			st_move x = {ST_MOVE_XBLOCK, 0, sm.slot + 1, {0}};
@@ -557,7 +627,7 @@ st_status st_sched_replay(st_sched *s, const st_schedule *sch, size_t i, st_erro
 			j += run - 1;
 			continue;
 		}
-		if (sm.is_ctrl && sm.slot < s->m.n && (s->m.flags & ST_SCHED_WAIT)) {
+		if (sm.is_ctrl == 1 && sm.slot < s->m.n && (s->m.flags & ST_SCHED_WAIT)) {
 			/* waits it drops: each must be a legal wait move (whose own fix-up adds the later wait) */
 			unsigned drop = s->ctrl[s->at[sm.slot]].wait & ~sm.ctrl.wait & 0x3fu;
 			for (uint8_t k = 0; k < 6 && drop; k++) {
@@ -566,7 +636,7 @@ st_status st_sched_replay(st_sched *s, const st_schedule *sch, size_t i, st_erro
 					return st_error_wrap(err, "kernels.%s.moves[%zu]", kn, j);
 			}
 		}
-		if (sm.is_ctrl && sm.slot < s->m.n && (s->m.flags & ST_SCHED_SB)) {
+		if (sm.is_ctrl == 1 && sm.slot < s->m.n && (s->m.flags & ST_SCHED_SB)) {
 			/* a changed write or read SB: a legal SB move (whose fix-up adds the wait on the new SB) */
 			st_ctrl now = s->ctrl[s->at[sm.slot]];
 			for (unsigned rd = 0; rd < 2; rd++) {
@@ -576,7 +646,7 @@ st_status st_sched_replay(st_sched *s, const st_schedule *sch, size_t i, st_erro
 					return st_error_wrap(err, "kernels.%s.moves[%zu]", kn, j);
 			}
 		}
-		if (sm.is_ctrl && sm.slot < s->m.n && !memcmp(&s->ctrl[s->at[sm.slot]], &sm.ctrl, sizeof sm.ctrl))
+		if (sm.is_ctrl == 1 && sm.slot < s->m.n && !memcmp(&s->ctrl[s->at[sm.slot]], &sm.ctrl, sizeof sm.ctrl))
 			continue; /* a fix-up the model already made */
 		st_status rc = st_sched_apply(s, mv, err);
 		if (rc)
@@ -600,7 +670,7 @@ st_status st_sched_rewrite(const st_cubin *c, const st_schedule *sch, const st_s
 			rc = st_error_set(err, ST_ENOTFOUND, "%s: no kernel named '%s' (kernels.%s of the schedule)",
 					  st_cubin_name(c), kn, kn);
 		else if (!(rc = st_sass_decode(c, kn, o, &ks[i], err)) && !st_schedule_is_permutation(sch, i) &&
-			 !(rc = st_sched_new(ks[i], c, ST_SCHED_WIDE | ST_SCHED_WAIT | ST_SCHED_SB | ST_SCHED_XBLOCK, &ss[i], err)))
+			 !(rc = st_sched_new(ks[i], c, ST_SCHED_WIDE | ST_SCHED_WAIT | ST_SCHED_SB | ST_SCHED_RENAME | ST_SCHED_XBLOCK, &ss[i], err)))
 			rc = st_sched_replay(ss[i], sch, i, err);
 	}
 	if (!rc) {

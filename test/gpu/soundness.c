@@ -6,15 +6,16 @@
  * only, control-code edits only.  Every failing candidate is kept (cubin + schedule) with the
  * independent checker's verdict on it.
  *
- * With --hoist 1, --wait 1, --sb 1 and/or --xblock 1 those families (docs/sched.md) are on in
- * every mode and the four modes are default + F, wide + F, wide swaps + F (no stall/yield/reuse
- * edits), and wide "F first" (a move of F whenever one is legal: an xblock move every other pick
- * when one is, else a wait or sb move every other pick when one is, else a group hoist/sink every
- * third pick when one is, else any move of F or, with none legal, any move: wait moves appear
- * after swaps).
+ * With --hoist 1, --wait 1, --sb 1, --rename 1 and/or --xblock 1 those families (docs/sched.md)
+ * are on in every mode and the four modes are default + F, wide + F, wide swaps + F (no
+ * stall/yield/reuse edits), and wide "F first" (a move of F whenever one is legal: an xblock move
+ * every other pick when one is, else a wait, sb or rename move every other pick when one is, else
+ * a group hoist/sink every third pick when one is, else any move of F or, with none legal, any
+ * move: wait moves appear after swaps).
  *
  * usage: soundness CUBIN LISTING LAUNCH.json OUT_DIR [--walks N] [--max-moves M] [--seed S]
- *                  [--rotate R] [--hoist 0|1] [--wait 0|1] [--sb 0|1] [--xblock 0|1] [--seconds T]
+ *                  [--rotate R] [--hoist 0|1] [--wait 0|1] [--sb 0|1] [--rename 0|1] [--xblock 0|1]
+ *                  [--seconds T]
  * --seconds: stop starting walks after T seconds (0: no limit); the summary gives the walks run.
  * --dry-run 1: no GPU; walks and materialises only, each candidate counted ok (a CPU check of the
  * walking and its cost); --dry-run 2: also the independent checker on each, a violation counted
@@ -78,7 +79,7 @@ int main(int argc, char **argv)
 	}
 	const char *cubin_path = argv[1], *listing = argv[2], *launch_path = argv[3], *out = argv[4];
 	unsigned walks = 1000, max_moves = 64, rotate = 250, hoist = 0, seconds = 0, waitf = 0, dry = 0, sbf = 0;
-	unsigned xblock = 0;
+	unsigned xblock = 0, renamef = 0;
 	unsigned long long seed = 1;
 	for (int i = 5; i + 1 < argc; i += 2) {
 		unsigned long v = strtoul(argv[i + 1], NULL, 0);
@@ -96,6 +97,8 @@ int main(int argc, char **argv)
 			waitf = v != 0;
 		else if (!strcmp(argv[i], "--xblock"))
 			xblock = v != 0;
+		else if (!strcmp(argv[i], "--rename"))
+			renamef = v != 0;
 		else if (!strcmp(argv[i], "--seconds"))
 			seconds = (unsigned)v;
 		else if (!strcmp(argv[i], "--sb"))
@@ -130,21 +133,22 @@ int main(int argc, char **argv)
 	if (st_sass_decode(orig, kname, &so, &k, &err))
 		return die("decode", &err);
 	st_sched *s[NMODES] = {NULL};
-	int fam = hoist || waitf || sbf || xblock;
+	int fam = hoist || waitf || sbf || renamef || xblock;
+	unsigned famflags = (hoist ? ST_SCHED_HOIST : 0) | (waitf ? ST_SCHED_WAIT : 0) | (sbf ? ST_SCHED_SB : 0) |
+			    (renamef ? ST_SCHED_RENAME : 0) | (xblock ? ST_SCHED_XBLOCK : 0);
 	if (fam)
 		mode_name = hoist_mode_name;
 	for (int m = 0; m < NMODES; m++) {
 		unsigned flags = m == M_DEFAULT ? 0 : m == M_SWAPS ? ST_SCHED_WIDE | ST_SCHED_NO_CTRL : ST_SCHED_WIDE;
 		if (fam) /* the last mode prefers the new families' moves */
-			flags = (m == M_CTRL ? ST_SCHED_WIDE | ST_SCHED_NO_CTRL : flags) | (hoist ? ST_SCHED_HOIST : 0) |
-				(waitf ? ST_SCHED_WAIT : 0) | (sbf ? ST_SCHED_SB : 0) | (xblock ? ST_SCHED_XBLOCK : 0);
+			flags = (m == M_CTRL ? ST_SCHED_WIDE | ST_SCHED_NO_CTRL : flags) | famflags;
 		if (st_sched_new(k, orig, flags, &s[m], &err))
 			return die("sched", &err);
 	}
 	size_t size;
 	const uint8_t *data = st_cubin_data(orig, &size);
 	unsigned counts[NMODES][NRES] = {{0}}, checker_bad[NMODES] = {0};
-	unsigned long long moves_by_kind[10] = {0}, moves_total = 0, hoist_swaps = 0, hoist_group = 0;
+	unsigned long long moves_by_kind[16] = {0}, moves_total = 0, hoist_swaps = 0, hoist_group = 0;
 	unsigned sessions = 0, restarts = 0;
 	double t_start = now(), t_verify = 0, t_walk = 0;
 	char device[128] = "", failures_json[1 << 16] = "";
@@ -187,14 +191,14 @@ int main(int argc, char **argv)
 				size_t nctrl = 0, nwait = 0, ngroup = 0, nx = 0;
 				for (size_t j = 0; j < nm; j++) {
 					st_move q = st_sched_move(st, j);
-					int rare = q.kind == ST_MOVE_WAIT || q.kind == ST_MOVE_SB;
+					int rare = q.kind == ST_MOVE_WAIT || q.kind == ST_MOVE_SB || q.kind == ST_MOVE_RENAME;
 					nctrl += fam ? q.kind == ST_MOVE_HOIST || rare || q.kind == ST_MOVE_XBLOCK
 						     : q.kind != ST_MOVE_SWAP;
 					nwait += rare;
 					nx += q.kind == ST_MOVE_XBLOCK;
 					ngroup += q.kind == ST_MOVE_HOIST && q.arg >= 8;
 				}
-				/* xblock, wait and sb moves are rare: every other pick is one; group hoists every third */
+				/* xblock, wait, sb and rename moves are rare: every other pick is one; group hoists every third */
 				int only_x = nx && next() % 2, only_wait = !only_x && nwait && next() % 2;
 				int only_group = !only_x && !only_wait && ngroup && next() % 3 == 0;
 				if (only_x)
@@ -208,7 +212,7 @@ int main(int argc, char **argv)
 				size_t pick = (size_t)(next() % (nctrl ? nctrl : nm));
 				for (size_t j = 0;; j++) {
 					mv = st_sched_move(st, j);
-					int rare = mv.kind == ST_MOVE_WAIT || mv.kind == ST_MOVE_SB;
+					int rare = mv.kind == ST_MOVE_WAIT || mv.kind == ST_MOVE_SB || mv.kind == ST_MOVE_RENAME;
 					int want = !nctrl ? 1 : only_x ? mv.kind == ST_MOVE_XBLOCK : only_wait ? rare
 						: only_group ? mv.kind == ST_MOVE_HOIST && mv.arg >= 8
 						: fam ? mv.kind == ST_MOVE_HOIST || rare || mv.kind == ST_MOVE_XBLOCK
@@ -229,7 +233,7 @@ int main(int argc, char **argv)
 						break;
 					}
 			hoist_group += mv.kind == ST_MOVE_HOIST && mv.arg >= 8;
-			moves_by_kind[mv.kind < 10 ? mv.kind : 4]++;
+			moves_by_kind[mv.kind < 16 ? mv.kind : 4]++;
 			moves_total++;
 		}
 		st_cubin *cand = NULL;
@@ -287,16 +291,13 @@ int main(int argc, char **argv)
 			      "\"walks\": %u, \"walks_planned\": %u, \"max_moves\": %u, \"seed\": %llu, \"sessions\": %u, \"deterministic\": %s, "
 			      "\"families\": \"%s\", \"moves\": {\"total\": %llu, \"swap\": %llu, \"stall\": %llu, \"yield\": %llu, "
 			      "\"reuse\": %llu, \"hoist\": %llu, \"hoist_group\": %llu, \"hoist_slots\": %llu, \"wait\": %llu, \"sb\": %llu, "
-			      "\"xblock\": %llu}, "
+			      "\"rename\": %llu, \"xblock\": %llu}, "
 			      "\"seconds\": %.1f, \"walk_seconds\": %.1f, \"verify_seconds\": %.1f, \"modes\": {",
 			      cubin_path, kname, device, st_sass_count(k), walks, planned, max_moves, seed, sessions,
-			      deterministic ? "true" : "false",
-			      st_sched_families((hoist ? ST_SCHED_HOIST : 0) | (waitf ? ST_SCHED_WAIT : 0) | (sbf ? ST_SCHED_SB : 0) |
-						(xblock ? ST_SCHED_XBLOCK : 0)),
-			      moves_total,
+			      deterministic ? "true" : "false", st_sched_families(famflags), moves_total,
 			      moves_by_kind[0], moves_by_kind[1], moves_by_kind[2], moves_by_kind[3], moves_by_kind[ST_MOVE_HOIST],
 			      hoist_group, hoist_swaps, moves_by_kind[ST_MOVE_WAIT], moves_by_kind[ST_MOVE_SB],
-			      moves_by_kind[ST_MOVE_XBLOCK], now() - t_start, t_walk, t_verify);
+			      moves_by_kind[ST_MOVE_RENAME], moves_by_kind[ST_MOVE_XBLOCK], now() - t_start, t_walk, t_verify);
 	unsigned fails = 0;
 	for (int m = 0; m < NMODES; m++) {
 		n += (size_t)snprintf(buf + n, sizeof buf - n, "%s\"%s\": {", m ? ", " : "", mode_name[m]);

@@ -9,9 +9,10 @@
 #   PAR=8 ...     fixtures run side by side (one process each, one GPU)
 #   FIXTURE_SECONDS=100 ...   no new walk after that many seconds (the summary says how many ran)
 #   FIXTURE_TIMEOUT=120 ...   seconds a fixture may take at most (killed: its result is missing)
-#   HOIST=1 WAIT=1 SB=1 XBLOCK=1 ...   the hoist / wait / sb / xblock families on in every mode
-#                 (modes: default+new, wide+new, wide-swaps+new, new-first; docs/sched.md "Hoist and
-#                 sink", "Later waits", "Scoreboard re-assignment", "Across blocks")
+#   HOIST=1 WAIT=1 SB=1 RENAME=1 XBLOCK=1 ...   the hoist / wait / sb / rename / xblock families
+#                 on in every mode (modes: default+new, wide+new, wide-swaps+new, new-first;
+#                 docs/sched.md "Hoist and sink", "Later waits", "Scoreboard re-assignment",
+#                 "Register renaming", "Across blocks")
 #   FIXTURE_DIR=test/fixtures/triton-sm90-ptxas13.5 ...   (the fixture set; default
 #   test/fixtures/triton-sm90; each <name>/ holds sm_90.cubin, sm_90.sass, launch.json)
 # Needs an NVIDIA GPU; on the lent machine carry .deps/ (as scripts/test-gpu.sh).  Writes
@@ -53,11 +54,11 @@ else
 fi
 [ -n "${BUILD_ONLY:-}" ] && exit 0   # BUILD_ONLY=1: build the driver, run nothing
 export SASSTUNE_WORKER=$BUILD/sasstune-worker
-WALKS=${WALKS:-1000}; MAX_MOVES=${MAX_MOVES:-64}; SEED=${SEED:-1}; ROTATE=${ROTATE:-250}; HOIST=${HOIST:-0}; WAIT=${WAIT:-0}; SB=${SB:-0}; XBLOCK=${XBLOCK:-0}
+WALKS=${WALKS:-1000}; MAX_MOVES=${MAX_MOVES:-64}; SEED=${SEED:-1}; ROTATE=${ROTATE:-250}; HOIST=${HOIST:-0}; WAIT=${WAIT:-0}; SB=${SB:-0}; XBLOCK=${XBLOCK:-0}; RENAME=${RENAME:-0}
 {
   echo "# sasstune legality soundness, $(date -u +%Y-%m-%dT%H:%M:%SZ), git $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
   echo "# $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -n 1)"
-  echo "# walks=$WALKS max_moves=$MAX_MOVES seed=$SEED rotate=$ROTATE hoist=$HOIST wait=$WAIT sb=$SB xblock=$XBLOCK fixtures=${FIX#$ROOT/}"
+  echo "# walks=$WALKS max_moves=$MAX_MOVES seed=$SEED rotate=$ROTATE hoist=$HOIST wait=$WAIT sb=$SB rename=$RENAME xblock=$XBLOCK fixtures=${FIX#$ROOT/}"
 } > "$OUT/summary.txt"
 # One fixture: its walks, then its line of the summary in OUT/<f>/line.txt (exit 1: some walk failed).
 run_one() {
@@ -65,7 +66,7 @@ run_one() {
   mkdir -p "$OUT/$f"
   t0=$(date +%s)
   ${FIXTURE_TIMEOUT:+timeout "$FIXTURE_TIMEOUT"} "$BUILD/soundness" "$FIX/$f/sm_90.cubin" "$FIX/$f/sm_90.sass" "$FIX/$f/launch.json" "$OUT/$f" \
-    --walks "$WALKS" --max-moves "$MAX_MOVES" --seed "$SEED" --rotate "$ROTATE" --hoist "$HOIST" --wait "$WAIT" --sb "$SB" --xblock "$XBLOCK" --seconds "${FIXTURE_SECONDS:-0}" \
+    --walks "$WALKS" --max-moves "$MAX_MOVES" --seed "$SEED" --rotate "$ROTATE" --hoist "$HOIST" --wait "$WAIT" --sb "$SB" --rename "$RENAME" --xblock "$XBLOCK" --seconds "${FIXTURE_SECONDS:-0}" \
     > "$OUT/$f/stdout.json" 2> "$OUT/$f/stderr.log"
   rc=$?
   python3 - "$f" "$OUT/$f/summary.json" "$rc" "$(( $(date +%s) - t0 ))" > "$OUT/$f/line.txt" <<'PY'

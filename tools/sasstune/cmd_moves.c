@@ -26,7 +26,9 @@ static void usage(FILE *out)
 		"sb family, a variable-latency producer's write or read scoreboard becomes the lowest one idle\n"
 		"near it, waited on where its old one was first waited on after it.  With the xblock family, an\n"
 		"ALU instruction moves to the end of the block that falls through into its own (loop-invariant\n"
-		"code out of a loop).\n\n"
+		"code out of a loop).  With the rename family, the live range of a register defined and read\n"
+		"inside one block moves to a register the kernel never names (breaking false WAR/WAW\n"
+		"dependences).\n\n"
 		"options:\n"
 		"  --listing F   the cubin's `nvdisasm -hex -c` listing (default: run nvdisasm)\n"
 		"  --kernel K    only kernel K (default: every kernel)\n"
@@ -37,18 +39,18 @@ static void usage(FILE *out)
 		"  --why         also list every refused swap with the dependence it would break, and (hoist\n"
 		"                family) where each instruction's (and each load group's) hoist and sink chains\n"
 		"                stop and why, (wait family) why each wait cannot move, (sb family) why each\n"
-		"                scoreboard cannot be re-assigned, and (xblock family) why each candidate\n"
-		"                cannot move now\n"
+		"                scoreboard cannot be re-assigned, (rename family) why each R def cannot be\n"
+		"                renamed, and (xblock family) why each candidate cannot move now\n"
 		"  --json        {\"kernels\": [{kernel, instructions, blocks, setting, families, counts: {swap,\n"
-		"                stall, yield, reuse, [hoist, hoist_group, wait, sb, xblock,] total}, moves: [{kind, slot,\n"
-		"                offset, text}], refused: [...]}]}\n"
+		"                stall, yield, reuse, [hoist, hoist_group, wait, sb, rename, xblock,] total},\n"
+		"                moves: [{kind, slot, offset, text}], refused: [...]}]}\n"
 		"  -h, --help\n\n"
 		"exit status: 0 listed, 1 the cubin or listing cannot be read, 2 usage error\n");
 }
 
 static const char *kind_name(unsigned k)
 {
-	static const char *const n[] = {"swap", "stall", "yield", "reuse", "ctrl", "hoist", "wait", "sb", "?", "xblock"};
+	static const char *const n[] = {"swap", "stall", "yield", "reuse", "ctrl", "hoist", "wait", "sb", "rename", "xblock"};
 	return k < 10 ? n[k] : "?";
 }
 
@@ -90,13 +92,13 @@ int st_cmd_moves(int argc, char **argv)
 			rc = st_cli_fail(argv[0], &err);
 			break;
 		}
-		size_t nm = st_sched_move_count(s), counts[10] = {0}, groups = 0;
+		size_t nm = st_sched_move_count(s), counts[16] = {0}, groups = 0;
 		int hoist = (flags & ST_SCHED_HOIST) != 0, wait = (flags & ST_SCHED_WAIT) != 0, sb = (flags & ST_SCHED_SB) != 0;
-		int xblock = (flags & ST_SCHED_XBLOCK) != 0;
+		int xblock = (flags & ST_SCHED_XBLOCK) != 0, rename = (flags & ST_SCHED_RENAME) != 0;
 		for (size_t i = 0; i < nm; i++)
 		{
 			st_move mv = st_sched_move(s, i);
-			counts[mv.kind]++;
+			counts[mv.kind & 15]++;
 			groups += mv.kind == ST_MOVE_HOIST && mv.arg >= 8;
 		}
 		const char *setting = (flags & ST_SCHED_WIDE) ? "wide" : "default";
@@ -121,6 +123,8 @@ int st_cmd_moves(int argc, char **argv)
 				cJSON_AddNumberToObject(cj, "wait", (double)counts[ST_MOVE_WAIT]);
 			if (sb)
 				cJSON_AddNumberToObject(cj, "sb", (double)counts[ST_MOVE_SB]);
+			if (rename)
+				cJSON_AddNumberToObject(cj, "rename", (double)counts[ST_MOVE_RENAME]);
 			if (xblock)
 				cJSON_AddNumberToObject(cj, "xblock", (double)counts[ST_MOVE_XBLOCK]);
 			cJSON_AddNumberToObject(cj, "total", (double)nm);
@@ -137,6 +141,8 @@ int st_cmd_moves(int argc, char **argv)
 				printf(", wait %zu", counts[ST_MOVE_WAIT]);
 			if (sb)
 				printf(", sb %zu", counts[ST_MOVE_SB]);
+			if (rename)
+				printf(", rename %zu", counts[ST_MOVE_RENAME]);
 			if (xblock)
 				printf(", xblock %zu", counts[ST_MOVE_XBLOCK]);
 			printf(")\n");
@@ -213,6 +219,20 @@ int st_cmd_moves(int argc, char **argv)
 			st_move mv = {ST_MOVE_XBLOCK, 0, (uint32_t)j, {0}};
 			st_error e2 = {0};
 			if (!st_sched_check(s, mv, &e2) || strstr(e2.msg, "not a candidate"))
+				continue;
+			if (json)
+				cJSON_AddItemToArray(rj, cJSON_CreateString(e2.msg));
+			else
+				printf("  refused: %s\n", e2.msg);
+		}
+		for (size_t j = 0; why && rename && j < st_sched_count(s); j++) {
+			/* every R def that cannot be renamed (to the lowest free register; its reason) */
+			st_move mv = {ST_MOVE_RENAME, 0, (uint32_t)j, {0}};
+			st_error e2 = {0};
+			for (size_t i = 0; i < nm && !mv.arg; i++)
+				if (st_sched_move(s, i).kind == ST_MOVE_RENAME)
+					mv.arg = st_sched_move(s, i).arg;
+			if (!st_sched_check(s, mv, &e2) || strstr(e2.msg, "not an unpredicated"))
 				continue;
 			if (json)
 				cJSON_AddItemToArray(rj, cJSON_CreateString(e2.msg));

@@ -72,7 +72,7 @@ static void summary(const st_schedule *s, size_t i, const st_cubin *c, int unche
 		return;
 	}
 	for (size_t j = 0; j < st_schedule_move_count(s, i); j++) {
-		if (st_schedule_move_at(s, i, j).is_ctrl)
+		if (st_schedule_move_at(s, i, j).is_ctrl) /* control, rename and register-field edits */
 			edits++;
 		else
 			swaps++;
