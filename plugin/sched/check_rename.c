@@ -213,7 +213,7 @@ static void ckr_block(const st_sass_insn *oin, const st_sass_insn *tin, const ui
 		      ckr_report_fn bad, void *ctx)
 {
 	uint32_t f = bl->first[b], cnt = bl->last[b] - f + 1;
-	uint32_t *order = malloc(cnt * sizeof *order);
+	uint32_t *order = calloc(cnt, sizeof *order); /* cnt >= 1: a block has an insn */
 	if (!order)
 		return;
 	for (uint32_t q = 0; q < cnt; q++) {
