@@ -27,6 +27,9 @@ enum { ST_SCHED_WIDE = 1, ST_SCHED_NO_CTRL = 2, /* any non-fence insn may move; 
        ST_SCHED_SB = 16,                       /* scoreboard re-assignment (ST_MOVE_SB) */
        ST_SCHED_RENAME = 32,                   /* register renaming (ST_MOVE_RENAME) */
        ST_SCHED_XBLOCK = 64 };                 /* moves across blocks (ST_MOVE_XBLOCK) */
+/* Families the GPU soundness campaign refuted (docs/sched.md, "Register renaming"): `moves` and
+ * `shuffle` still list and walk them (to study them), tuning refuses them. */
+#define ST_SCHED_WITHHELD_FAMILIES ST_SCHED_RENAME
 /* "swap,ctrl", "swap", "swap,ctrl,hoist", ... "swap,ctrl,hoist,wait,sb,rename,xblock": the families flags enable. */
 const char *st_sched_families(unsigned flags);
 /* Comma list of families ("swap" required; "ctrl", "hoist", "wait", "sb", "rename", "xblock") into the family bits of *flags. */

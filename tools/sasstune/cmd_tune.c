@@ -205,6 +205,11 @@ static int check_args(const char *cmd, const char *families, int variants_withou
 		st_cli_error(cmd, "--%s", err.msg);
 		return ST_EXIT_USAGE;
 	}
+	if (o->sched_flags & ST_SCHED_WITHHELD_FAMILIES) {
+		st_cli_error(cmd, "--families: rename is withheld from tuning: the GPU soundness campaign found wrong "
+			     "outputs with it (docs/sched.md); `moves` and `shuffle` still take it");
+		return ST_EXIT_USAGE;
+	}
 	if (variants_without_ptx) {
 		st_cli_error(cmd, "--variants needs --ptx PTX");
 		return ST_EXIT_USAGE;
