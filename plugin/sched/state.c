@@ -49,7 +49,95 @@ static void recount(st_sched *s, uint32_t slot, uint32_t bits, uint32_t lo, uint
 
 /* Bits of s->legal[slot]: 0 swap, 1 stall, 2 yield, 3..5 reuse a..c, 6..13 hoist variants, 14..19
  * wait on SB0..5, 20..27 group hoist variants (arg 8..15), 28..29 SB re-assignment of the write / read
- * SB, 30 xblock. */
+ * SB, 30 xblock, 31 rename.  recompute() fills them for one slot, with the slots its checks read. */
+
+/* The control-code edits of slot (stall, yield, reuse a..c) into *bits; the range [*lo, *hi]
+ * widened by what their checks read. */
+static void recompute_ctrl(st_sched *s, uint32_t slot, uint32_t *bits, uint32_t *lo, uint32_t *hi)
+{
+	uint32_t l, h;
+	st_move mv = {ST_MOVE_STALL, 0, slot, {0}};
+	if (!(s->m.flags & ST_SCHED_NO_CTRL)) {
+		if (sc_check(s, mv, NULL, &l, &h, NULL) == ST_OK)
+			*bits |= 2;
+		*lo = l < *lo ? l : *lo;
+		*hi = h > *hi ? h : *hi;
+		mv.kind = ST_MOVE_YIELD;
+		if (sc_check(s, mv, NULL, &l, &h, NULL) == ST_OK)
+			*bits |= 4;
+		*lo = l < *lo ? l : *lo;
+		*hi = h > *hi ? h : *hi;
+		mv.kind = ST_MOVE_REUSE;
+		for (uint8_t f = 0; f < 3; f++) {
+			mv.arg = f;
+			if (sc_check(s, mv, NULL, &l, &h, NULL) == ST_OK)
+				*bits |= (uint8_t)(8u << f);
+			*lo = l < *lo ? l : *lo;
+			*hi = h > *hi ? h : *hi;
+		}
+	}
+}
+
+/* The hoist family's variants of slot, single and group, into *bits (the same). */
+static void recompute_hoist(st_sched *s, uint32_t slot, uint32_t *bits, uint32_t *lo, uint32_t *hi)
+{
+	uint32_t l;
+	for (int d = 0; d < 2 && (s->m.flags & ST_SCHED_HOIST); d++) {
+		unsigned reach = sc_hoist_reach(s, slot, d ? 1 : -1, lo, hi, NULL);
+		for (unsigned v = 0; v < 4; v++)
+			if (sc_hoist_dist(4 * (unsigned)d + v, reach))
+				*bits |= 1u << (SC_LEGAL_HOIST + 4 * d + v);
+	}
+	if (s->m.flags & ST_SCHED_HOIST) { /* group variants: the same reading as sc_check_group's */
+		uint32_t mem[SC_GROUP_MAX], first = s->m.bfirst[s->m.si[s->at[slot]].block];
+		unsigned nm = sc_group_members(s, slot, mem);
+		l = slot - first > SC_HOIST_MAX ? slot - SC_HOIST_MAX : first; /* membership reads these */
+		*lo = l < *lo ? l : *lo;
+		for (int d = 0; d < 2 && nm; d++) {
+			unsigned reach = sc_group_reach(s, mem, nm, d ? 1 : -1, lo, hi, NULL);
+			for (unsigned v = 0; v < 4; v++)
+				if (sc_hoist_dist(v, reach))
+					*bits |= 1u << (SC_LEGAL_GROUP + 4 * d + v);
+		}
+	}
+}
+
+/* The wait, sb, rename and xblock moves of slot into *bits (the same). */
+static void recompute_families(st_sched *s, uint32_t slot, uint32_t *bits, uint32_t *lo, uint32_t *hi)
+{
+	uint32_t l, h;
+	for (uint8_t k = 0; k < 6 && (s->m.flags & ST_SCHED_WAIT); k++) {
+		st_move w = {ST_MOVE_WAIT, k, slot, {0}};
+		if (sc_check_wait(s, w, NULL, &l, &h, NULL) == ST_OK)
+			*bits |= 1u << (SC_LEGAL_WAIT + k);
+		*lo = l < *lo ? l : *lo;
+		*hi = h > *hi ? h : *hi;
+	}
+	for (unsigned rd = 0; rd < 2 && (s->m.flags & ST_SCHED_SB); rd++) {
+		int a = sc_sb_arg(s, slot, rd, lo, hi);
+		st_move b = {ST_MOVE_SB, (uint8_t)(a < 0 ? 0 : a), slot, {0}};
+		if (a >= 0 && sc_check_sb(s, b, NULL, &l, &h, NULL) == ST_OK)
+			*bits |= 1u << (SC_LEGAL_SB + rd);
+		*lo = a >= 0 && l < *lo ? l : *lo;
+		*hi = a >= 0 && h > *hi ? h : *hi;
+	}
+	int target = s->rn ? sc_rename_target(s) : -1;
+	if (target >= 0) {
+		st_move rn = {ST_MOVE_RENAME, (uint8_t)target, slot, {0}};
+		if (sc_check_rename(s, rn, &l, &h, NULL) == ST_OK)
+			*bits |= 1u << SC_LEGAL_RENAME;
+		*lo = l < *lo ? l : *lo;
+		*hi = h > *hi ? h : *hi;
+	}
+	if (s->m.flags & ST_SCHED_XBLOCK) {
+		st_move x = {ST_MOVE_XBLOCK, 0, slot, {0}};
+		if (sc_check_xblock(s, x, NULL, &l, &h, NULL) == ST_OK)
+			*bits |= 1u << SC_LEGAL_XBLOCK;
+		*lo = l < *lo ? l : *lo;
+		*hi = h > *hi ? h : *hi;
+	}
+}
+
 static void recompute(st_sched *s, uint32_t slot)
 {
 	uint32_t bits = 0;
@@ -63,74 +151,9 @@ static void recompute(st_sched *s, uint32_t slot)
 		bits |= 1;
 	lo = l < lo ? l : lo;
 	hi = h > hi ? h : hi;
-	if (!(s->m.flags & ST_SCHED_NO_CTRL)) {
-		mv.kind = ST_MOVE_STALL;
-		if (sc_check(s, mv, NULL, &l, &h, NULL) == ST_OK)
-			bits |= 2;
-		lo = l < lo ? l : lo;
-		hi = h > hi ? h : hi;
-		mv.kind = ST_MOVE_YIELD;
-		if (sc_check(s, mv, NULL, &l, &h, NULL) == ST_OK)
-			bits |= 4;
-		lo = l < lo ? l : lo;
-		hi = h > hi ? h : hi;
-		mv.kind = ST_MOVE_REUSE;
-		for (uint8_t f = 0; f < 3; f++) {
-			mv.arg = f;
-			if (sc_check(s, mv, NULL, &l, &h, NULL) == ST_OK)
-				bits |= (uint8_t)(8u << f);
-			lo = l < lo ? l : lo;
-			hi = h > hi ? h : hi;
-		}
-	}
-	for (int d = 0; d < 2 && (s->m.flags & ST_SCHED_HOIST); d++) {
-		unsigned reach = sc_hoist_reach(s, slot, d ? 1 : -1, &lo, &hi, NULL);
-		for (unsigned v = 0; v < 4; v++)
-			if (sc_hoist_dist(4 * (unsigned)d + v, reach))
-				bits |= 1u << (SC_LEGAL_HOIST + 4 * d + v);
-	}
-	if (s->m.flags & ST_SCHED_HOIST) { /* group variants: the same reading as sc_check_group's */
-		uint32_t mem[SC_GROUP_MAX], first = s->m.bfirst[s->m.si[s->at[slot]].block];
-		unsigned nm = sc_group_members(s, slot, mem);
-		l = slot - first > SC_HOIST_MAX ? slot - SC_HOIST_MAX : first; /* membership reads these */
-		lo = l < lo ? l : lo;
-		for (int d = 0; d < 2 && nm; d++) {
-			unsigned reach = sc_group_reach(s, mem, nm, d ? 1 : -1, &lo, &hi, NULL);
-			for (unsigned v = 0; v < 4; v++)
-				if (sc_hoist_dist(v, reach))
-					bits |= 1u << (SC_LEGAL_GROUP + 4 * d + v);
-		}
-	}
-	for (uint8_t k = 0; k < 6 && (s->m.flags & ST_SCHED_WAIT); k++) {
-		st_move w = {ST_MOVE_WAIT, k, slot, {0}};
-		if (sc_check_wait(s, w, NULL, &l, &h, NULL) == ST_OK)
-			bits |= 1u << (SC_LEGAL_WAIT + k);
-		lo = l < lo ? l : lo;
-		hi = h > hi ? h : hi;
-	}
-	for (unsigned rd = 0; rd < 2 && (s->m.flags & ST_SCHED_SB); rd++) {
-		int a = sc_sb_arg(s, slot, rd, &lo, &hi);
-		st_move b = {ST_MOVE_SB, (uint8_t)(a < 0 ? 0 : a), slot, {0}};
-		if (a >= 0 && sc_check_sb(s, b, NULL, &l, &h, NULL) == ST_OK)
-			bits |= 1u << (SC_LEGAL_SB + rd);
-		lo = a >= 0 && l < lo ? l : lo;
-		hi = a >= 0 && h > hi ? h : hi;
-	}
-	int target = s->rn ? sc_rename_target(s) : -1;
-	if (target >= 0) {
-		st_move rn = {ST_MOVE_RENAME, (uint8_t)target, slot, {0}};
-		if (sc_check_rename(s, rn, &l, &h, NULL) == ST_OK)
-			bits |= 1u << SC_LEGAL_RENAME;
-		lo = l < lo ? l : lo;
-		hi = h > hi ? h : hi;
-	}
-	if (s->m.flags & ST_SCHED_XBLOCK) {
-		st_move x = {ST_MOVE_XBLOCK, 0, slot, {0}};
-		if (sc_check_xblock(s, x, NULL, &l, &h, NULL) == ST_OK)
-			bits |= 1u << SC_LEGAL_XBLOCK;
-		lo = l < lo ? l : lo;
-		hi = h > hi ? h : hi;
-	}
+	recompute_ctrl(s, slot, &bits, &lo, &hi);
+	recompute_hoist(s, slot, &bits, &lo, &hi);
+	recompute_families(s, slot, &bits, &lo, &hi);
 	recount(s, slot, bits, lo, hi);
 }
 
