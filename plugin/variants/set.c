@@ -156,6 +156,22 @@ size_t st_vr_maxrreg_values(int regs, unsigned threads, int out[2])
 	return lo < hi ? 2 : 1;
 }
 
+/* A decimal at *e after blanks, read no further than end (the PTX buffer is not NUL-terminated);
+ * *e moves past it, or stays when there is none (as strtoul).  Saturates at 2^32 - 1. */
+static unsigned long read_uint(const char **e, const char *end)
+{
+	const char *p = *e;
+	while (p < end && isspace((unsigned char)*p))
+		p++;
+	const char *digits = p;
+	unsigned long x = 0;
+	for (; p < end && isdigit((unsigned char)*p); p++)
+		x = x > 429496728UL ? 4294967295UL : x * 10 + (unsigned long)(*p - '0');
+	if (p != digits)
+		*e = p;
+	return x;
+}
+
 unsigned st_vr_ptx_threads(const char *ptx, size_t len, const char *kernel)
 {
 	size_t kl = strlen(kernel);
@@ -170,12 +186,12 @@ unsigned st_vr_ptx_threads(const char *ptx, size_t len, const char *kernel)
 		const char *body = memchr(q, '{', len - (size_t)(q - ptx));
 		if (!body)
 			return 0;
-		for (const char *d = q; d < body; d++)
-			if (*d == '.' && (!strncmp(d, ".reqntid", 8) || !strncmp(d, ".maxntid", 8))) {
+		for (const char *d = q; d < body; d++) /* the buffer need not be NUL-terminated: bounded compares */
+			if (*d == '.' && body - d >= 8 && (!memcmp(d, ".reqntid", 8) || !memcmp(d, ".maxntid", 8))) {
 				unsigned t = 1;
-				char *e = (char *)d + 8;
+				const char *e = d + 8;
 				for (int i = 0; i < 3; i++) {
-					unsigned long x = strtoul(e, &e, 10);
+					unsigned long x = read_uint(&e, body);
 					t *= x ? (unsigned)x : 1;
 					while (*e == ' ' || *e == '\t')
 						e++;
