@@ -224,26 +224,15 @@ static unsigned walk(st_test_kernel *x, unsigned flags, unsigned steps)
 		if (st_sched_apply(s, mv, &err))
 			fail_msg("%s: a listed move was refused: %s", x->name, err.msg);
 	}
-	st_cubin *work = st_test_cubin_copy(x->c), *re = NULL, *raw = st_test_cubin_copy(x->c);
+	st_cubin *work = st_test_cubin_copy(x->c);
 	assert_int_equal(st_sched_to_cubin(s, work, 0, &err), ST_OK);
 	size_t bad = 0;
 	if (st_check_kernel(x->c, work, x->name, &x->o, report, NULL, &bad, &err) || bad)
 		fail_msg("%s (flags %u): the checker refused a walk with %u group moves: %s", x->name, flags, groups, err.msg);
-	st_schedule *sch = NULL;
-	assert_int_equal(st_schedule_new(&sch, &err), ST_OK);
-	assert_int_equal(st_sched_to_schedule(s, sch, &err), ST_OK);
-	if (st_sched_depth(s)) {
-		if (st_sched_rewrite(x->c, sch, &x->o, &re, &err))
-			fail_msg("%s: checked replay refused: %s", x->name, err.msg);
-		assert_true(st_test_same_bytes(re, work));
-		assert_int_equal(st_schedule_apply(sch, raw, &err), ST_OK);
-		assert_true(st_test_same_bytes(raw, work));
-	}
+	if (st_sched_depth(s))
+		st_test_replays_to(x, s, work, x->name);
 	st_sched_reset(s);
 	assert_int_equal(st_sched_move_count(s), n0);
-	st_schedule_free(sch);
-	st_cubin_free(re);
-	st_cubin_free(raw);
 	st_cubin_free(work);
 	st_sched_free(s);
 	return groups;

@@ -92,26 +92,16 @@ static void test_rename_makes_swap_legal(void **state_)
 		}
 		found += done;
 		if (done) {
-			st_cubin *t = st_test_cubin_copy(x.c), *re = NULL, *raw = st_test_cubin_copy(x.c);
+			st_cubin *t = st_test_cubin_copy(x.c);
 			char first[256] = "";
 			assert_int_equal(st_sched_to_cubin(s, t, 0, &err), ST_OK);
 			if (check_count(&x, t, first, sizeof first))
 				fail_msg("%s: the checker refused a rename and the swap it allowed: %s", fx[f], first);
-			st_schedule *sch = NULL;
-			assert_int_equal(st_schedule_new(&sch, &err), ST_OK);
-			assert_int_equal(st_sched_to_schedule(s, sch, &err), ST_OK);
-			if (st_sched_rewrite(x.c, sch, &x.o, &re, &err))
-				fail_msg("%s: checked replay refused: %s", fx[f], err.msg);
-			assert_true(st_test_same_bytes(re, t));
-			assert_int_equal(st_schedule_apply(sch, raw, &err), ST_OK);
-			assert_true(st_test_same_bytes(raw, t));
+			st_test_replays_to(&x, s, t, fx[f]);
 			/* the swap alone (without the rename) is illegal: replaying it first is refused */
 			st_sched *s2 = st_test_sched_new(&x, ST_SCHED_WIDE | ST_SCHED_RENAME);
 			assert_int_equal(st_sched_check(s2, s->undo[s->nundo - 1].m, NULL), ST_EILLEGAL);
 			st_sched_free(s2);
-			st_schedule_free(sch);
-			st_cubin_free(re);
-			st_cubin_free(raw);
 			st_cubin_free(t);
 		}
 		st_sched_free(s);
@@ -268,22 +258,12 @@ static void test_rename_walks(void **state_)
 					if (st_sched_apply(s, mv, &err))
 						fail_msg("%s: a listed move was refused: %s", *f, err.msg);
 				}
-				st_cubin *t = st_test_cubin_copy(x.c), *re = NULL, *raw = st_test_cubin_copy(x.c);
+				st_cubin *t = st_test_cubin_copy(x.c);
 				char first[256] = "";
 				assert_int_equal(st_sched_to_cubin(s, t, 0, &err), ST_OK);
 				if (check_count(&x, t, first, sizeof first))
 					fail_msg("%s/%s: the checker refused a walk with renames: %s", dirs[d], *f, first);
-				st_schedule *sch = NULL;
-				assert_int_equal(st_schedule_new(&sch, &err), ST_OK);
-				assert_int_equal(st_sched_to_schedule(s, sch, &err), ST_OK);
-				if (st_sched_rewrite(x.c, sch, &x.o, &re, &err))
-					fail_msg("%s: checked replay refused: %s", *f, err.msg);
-				assert_true(st_test_same_bytes(re, t));
-				assert_int_equal(st_schedule_apply(sch, raw, &err), ST_OK);
-				assert_true(st_test_same_bytes(raw, t));
-				st_schedule_free(sch);
-				st_cubin_free(re);
-				st_cubin_free(raw);
+				st_test_replays_to(&x, s, t, *f);
 				st_cubin_free(t);
 				st_sched_reset(s);
 				t = st_test_cubin_copy(x.c);

@@ -278,22 +278,12 @@ static void test_sb_walks(void **state_)
 				if (st_sched_apply(s, mv, &err))
 					fail_msg("%s: a listed move was refused: %s", *f, err.msg);
 			}
-			st_cubin *t = st_test_cubin_copy(x.c), *re = NULL, *raw = st_test_cubin_copy(x.c);
+			st_cubin *t = st_test_cubin_copy(x.c);
 			assert_int_equal(st_sched_to_cubin(s, t, 0, &err), ST_OK);
 			char msg[ST_ERROR_MSG_MAX];
 			if (check_count(&x, t, NULL, msg, sizeof msg))
 				fail_msg("%s (%s): the checker refused a walk with sb moves: %s", *f, d ? "13.5" : "12.8", msg);
-			st_schedule *sch = NULL;
-			assert_int_equal(st_schedule_new(&sch, &err), ST_OK);
-			assert_int_equal(st_sched_to_schedule(s, sch, &err), ST_OK);
-			if (st_sched_rewrite(x.c, sch, &x.o, &re, &err))
-				fail_msg("%s: checked replay refused: %s", *f, err.msg);
-			assert_true(st_test_same_bytes(re, t));
-			assert_int_equal(st_schedule_apply(sch, raw, &err), ST_OK);
-			assert_true(st_test_same_bytes(raw, t));
-			st_schedule_free(sch);
-			st_cubin_free(re);
-			st_cubin_free(raw);
+			st_test_replays_to(&x, s, t, *f);
 			st_cubin_free(t);
 			st_sched_free(s);
 			st_test_kernel_close(&x);

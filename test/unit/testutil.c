@@ -139,3 +139,20 @@ st_launch *st_test_mock_spec(void)
 		fail_msg("%s", err.msg);
 	return l;
 }
+
+void st_test_replays_to(const st_test_kernel *x, const st_sched *s, const st_cubin *want, const char *what)
+{
+	st_error err = {0};
+	st_schedule *sch = NULL;
+	st_cubin *re = NULL, *raw = st_test_cubin_copy(x->c);
+	assert_int_equal(st_schedule_new(&sch, &err), ST_OK);
+	assert_int_equal(st_sched_to_schedule(s, sch, &err), ST_OK);
+	if (st_sched_rewrite(x->c, sch, &x->o, &re, &err))
+		fail_msg("%s: checked replay refused: %s", what, err.msg);
+	assert_true(st_test_same_bytes(re, want));
+	assert_int_equal(st_schedule_apply(sch, raw, &err), ST_OK);
+	assert_true(st_test_same_bytes(raw, want));
+	st_schedule_free(sch);
+	st_cubin_free(re);
+	st_cubin_free(raw);
+}
