@@ -6,23 +6,34 @@
 
 #define CTRL_LO_HI_MASK ((((uint64_t)1 << 61) - 1) & ~(((uint64_t)1 << 41) - 1)) /* hi bits 41..60 */
 
-st_status st_cubin_set_ctrl(st_cubin *c, size_t k, size_t slot, const uint8_t word[16], st_error *err)
+st_status cubin_slot_words(st_cubin *c, size_t k, size_t slot, const st_kernel_info **ki, uint8_t **cur,
+			   uint8_t **orig, st_error *err)
 {
 	if (k >= c->v.nkernels)
 		return st_error_set(err, ST_EINVAL, "%s: kernel index %zu out of range (%zu kernels)", c->name, k,
 				    c->v.nkernels);
-	const st_kernel_info *ki = &c->v.kernels[k];
-	if (slot >= ki->insn_count)
-		return st_error_set(err, ST_EINVAL, "%s: .text.%s: slot %zu past the last slot %zu", c->name, ki->name,
-				    slot, ki->insn_count ? ki->insn_count - 1 : 0);
-	uint8_t *cur = c->image + ki->file_offset + 16 * slot;
+	*ki = &c->v.kernels[k];
+	if (slot >= (*ki)->insn_count)
+		return st_error_set(err, ST_EINVAL, "%s: .text.%s: slot %zu past the last slot %zu", c->name, (*ki)->name,
+				    slot, (*ki)->insn_count ? (*ki)->insn_count - 1 : 0);
+	*cur = c->image + (*ki)->file_offset + 16 * slot;
+	size_t oslot = c->cum && c->cum[k] ? c->cum[k][slot] : slot;
+	*orig = c->orig + (*ki)->file_offset + 16 * oslot; /* sections never move */
+	return ST_OK;
+}
+
+st_status st_cubin_set_ctrl(st_cubin *c, size_t k, size_t slot, const uint8_t word[16], st_error *err)
+{
+	const st_kernel_info *ki;
+	uint8_t *cur, *orig;
+	st_status rc = cubin_slot_words(c, k, slot, &ki, &cur, &orig, err);
+	if (rc)
+		return rc;
 	uint64_t lo = st_le64(word), hi = st_le64(word + 8);
 	if (lo != st_le64(cur) || (hi & ~CTRL_LO_HI_MASK) != (st_le64(cur + 8) & ~CTRL_LO_HI_MASK))
 		return st_error_set(err, ST_EINVAL,
 				    "%s: .text.%s: the new word for 0x%zx changes bits outside the control fields 105..124",
 				    c->name, ki->name, 16 * slot);
-	size_t oslot = c->cum && c->cum[k] ? c->cum[k][slot] : slot;
-	uint8_t *orig = c->orig + ki->file_offset + 16 * oslot; /* sections never move */
 	/* a moved branch holds a patched immediate in the image: only the control fields go to orig */
 	st_put_le64(cur + 8, hi);
 	st_put_le64(orig + 8, (st_le64(orig + 8) & ~CTRL_LO_HI_MASK) | (hi & CTRL_LO_HI_MASK));

@@ -114,4 +114,8 @@ int64_t st_branch_imm(st_word w, unsigned sm, st_branch_field f);
 /* Store imm (4-byte units); false if it does not fit the field. */
 bool st_branch_set_imm(st_word *w, unsigned sm, st_branch_field f, int64_t imm);
 
+/* Kernel k's slot: its info, its word in the current image and in the original bytes the image
+ * is rebuilt from (ctrl.c; the control and register-field edits write both). */
+st_status cubin_slot_words(st_cubin *c, size_t k, size_t slot, const st_kernel_info **ki, uint8_t **cur,
+			   uint8_t **orig, st_error *err);
 #endif

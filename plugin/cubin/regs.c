@@ -11,21 +11,16 @@ static bool reg_byte(size_t b) { return b == 2 || b == 3 || b == 4 || b == 8; }
 
 st_status st_cubin_set_regs(st_cubin *c, size_t k, size_t slot, const uint8_t word[16], st_error *err)
 {
-	if (k >= c->v.nkernels)
-		return st_error_set(err, ST_EINVAL, "%s: kernel index %zu out of range (%zu kernels)", c->name, k,
-				    c->v.nkernels);
-	const st_kernel_info *ki = &c->v.kernels[k];
-	if (slot >= ki->insn_count)
-		return st_error_set(err, ST_EINVAL, "%s: .text.%s: slot %zu past the last slot %zu", c->name, ki->name,
-				    slot, ki->insn_count ? ki->insn_count - 1 : 0);
-	uint8_t *cur = c->image + ki->file_offset + 16 * slot;
+	const st_kernel_info *ki;
+	uint8_t *cur, *orig;
+	st_status rc = cubin_slot_words(c, k, slot, &ki, &cur, &orig, err);
+	if (rc)
+		return rc;
 	for (size_t b = 0; b < 16; b++)
 		if (!reg_byte(b) && word[b] != cur[b])
 			return st_error_set(err, ST_EINVAL,
 					    "%s: .text.%s: the new word for 0x%zx changes bits outside the register fields",
 					    c->name, ki->name, 16 * slot);
-	size_t oslot = c->cum && c->cum[k] ? c->cum[k][slot] : slot;
-	uint8_t *orig = c->orig + ki->file_offset + 16 * oslot; /* sections never move */
 	for (size_t b = 0; b < 16; b++)
 		if (reg_byte(b)) {
 			cur[b] = word[b];
