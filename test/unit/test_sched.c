@@ -66,19 +66,8 @@ static st_sass_kernel *decode(const st_cubin *c, const char *name, const st_sass
 }
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
-static uint64_t rnd(void)
-{
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return rng_state;
-}
+static uint64_t rnd(void) { return st_test_xorshift(&rng_state); }
 
-static void print_report(void *ctx, const char *kernel, uint32_t offset, const char *msg)
-{
-	(void)ctx;
-	print_message("  %s 0x%04x: %s\n", kernel, offset, msg);
-}
 
 /* A walk of `steps` random legal moves; then: the checker accepts the result, the schedule replays
  * (checked and raw) to the same bytes, and undoing everything restores the original state. */
@@ -106,7 +95,7 @@ static void walk_one(const st_cubin *orig, const char *name, const st_sass_opts 
 	if (st_sched_to_cubin(s, work, ki, &err))
 		fail_msg("%s: to_cubin: %s", name, err.msg);
 	size_t bad = 0;
-	st_status rc = st_check_kernel(orig, work, name, o, print_report, NULL, &bad, &err);
+	st_status rc = st_check_kernel(orig, work, name, o, st_test_print_violation, NULL, &bad, &err);
 	if (rc || bad)
 		fail_msg("%s (flags %u): the checker refused a legal walk of %zu moves: %s", name, flags, st_sched_depth(s),
 			 err.msg);

@@ -16,19 +16,8 @@
 #include <string.h>
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
-static uint64_t rnd(void)
-{
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return rng_state;
-}
+static uint64_t rnd(void) { return st_test_xorshift(&rng_state); }
 
-static void report(void *p, const char *kernel, uint32_t offset, const char *msg)
-{
-	(void)p;
-	print_message("  %s 0x%04x: %s\n", kernel, offset, msg);
-}
 
 static const char *const sets[2] = {"triton-sm90", "triton-sm90-ptxas13.5"};
 
@@ -227,7 +216,7 @@ static unsigned walk(st_test_kernel *x, unsigned flags, unsigned steps)
 	st_cubin *work = st_test_cubin_copy(x->c);
 	assert_int_equal(st_sched_to_cubin(s, work, 0, &err), ST_OK);
 	size_t bad = 0;
-	if (st_check_kernel(x->c, work, x->name, &x->o, report, NULL, &bad, &err) || bad)
+	if (st_check_kernel(x->c, work, x->name, &x->o, st_test_print_violation, NULL, &bad, &err) || bad)
 		fail_msg("%s (flags %u): the checker refused a walk with %u group moves: %s", x->name, flags, groups, err.msg);
 	if (st_sched_depth(s))
 		st_test_replays_to(x, s, work, x->name);
@@ -297,7 +286,7 @@ static void hazards(const char *fixture, unsigned *accepted, unsigned *past, uns
 		st_cubin *good = st_test_cubin_copy(x.c), *bad = st_test_cubin_copy(x.c);
 		assert_int_equal(st_sched_to_cubin(s, good, 0, &err), ST_OK);
 		size_t v = 0;
-		assert_int_equal(st_check_kernel(x.c, good, x.name, &x.o, report, NULL, &v, &err), ST_OK);
+		assert_int_equal(st_check_kernel(x.c, good, x.name, &x.o, st_test_print_violation, NULL, &v, &err), ST_OK);
 		assert_int_equal(v, 0);
 		(*accepted)++;
 		/* by hand: the load (now at j - 2) one slot above the member right above it */
@@ -445,7 +434,7 @@ static void test_moved_wait_cover(void **state_)
 	st_cubin *work = st_test_cubin_copy(x.c);
 	assert_int_equal(st_sched_to_cubin(s, work, 0, &err), ST_OK);
 	v = 0;
-	assert_int_equal(st_check_kernel(x.c, work, x.name, &x.o, report, NULL, &v, &err), ST_OK);
+	assert_int_equal(st_check_kernel(x.c, work, x.name, &x.o, st_test_print_violation, NULL, &v, &err), ST_OK);
 	assert_int_equal(v, 0);
 	st_cubin_free(work);
 	st_cubin_free(raw);

@@ -13,19 +13,8 @@
 #include <string.h>
 
 static uint64_t rng_state = 0x2545f4914f6cdd1dull;
-static uint64_t rnd(void)
-{
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return rng_state;
-}
+static uint64_t rnd(void) { return st_test_xorshift(&rng_state); }
 
-static void report(void *p, const char *kernel, uint32_t offset, const char *msg)
-{
-	(void)p;
-	print_message("  %s 0x%04x: %s\n", kernel, offset, msg);
-}
 
 /* A walk of random legal moves (hoists among them): the checker accepts the result, the schedule
  * replays (checked, raw) to the same bytes, reset restores the original move list. */
@@ -45,7 +34,7 @@ static unsigned walk(st_test_kernel *x, unsigned flags, unsigned steps)
 	st_cubin *work = st_test_cubin_copy(x->c);
 	assert_int_equal(st_sched_to_cubin(s, work, 0, &err), ST_OK);
 	size_t bad = 0;
-	if (st_check_kernel(x->c, work, x->name, &x->o, report, NULL, &bad, &err) || bad)
+	if (st_check_kernel(x->c, work, x->name, &x->o, st_test_print_violation, NULL, &bad, &err) || bad)
 		fail_msg("%s (flags %u): the checker refused a walk with %u hoists: %s", x->name, flags, hoists, err.msg);
 	if (st_sched_depth(s))
 		st_test_replays_to(x, s, work, x->name);

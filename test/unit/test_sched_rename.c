@@ -15,13 +15,7 @@
 #include <string.h>
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
-static uint64_t rnd(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
+static uint64_t rnd(void) { return st_test_xorshift(&rng); }
 
 static size_t check_count(st_test_kernel *x, const st_cubin *t, char *first, size_t n)
 {

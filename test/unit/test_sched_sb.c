@@ -17,13 +17,7 @@
 #include <string.h>
 
 static uint64_t walk_rng = 0x9e3779b97f4a7c15ull;
-static uint64_t rnd(void)
-{
-	walk_rng ^= walk_rng << 13;
-	walk_rng ^= walk_rng >> 7;
-	walk_rng ^= walk_rng << 17;
-	return walk_rng;
-}
+static uint64_t rnd(void) { return st_test_xorshift(&walk_rng); }
 
 static size_t check_count(st_test_kernel *x, const st_cubin *t, const char *want, char *msg, size_t n)
 {

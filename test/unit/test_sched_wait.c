@@ -17,13 +17,7 @@
 
 
 static uint64_t walk_rng = 0x853c49e6748fea9bull;
-static uint64_t wrnd(void)
-{
-	walk_rng ^= walk_rng << 13;
-	walk_rng ^= walk_rng >> 7;
-	walk_rng ^= walk_rng << 17;
-	return walk_rng;
-}
+static uint64_t wrnd(void) { return st_test_xorshift(&walk_rng); }
 
 static int is_gmma(const st_sass_insn *x)
 {

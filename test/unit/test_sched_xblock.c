@@ -16,13 +16,7 @@
 #define LN "layernorm_f16_1024x1024"
 
 static uint64_t rng = 0x2545f4914f6cdd1dull;
-static uint64_t rnd(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
+static uint64_t rnd(void) { return st_test_xorshift(&rng); }
 
 static size_t count_kind(const st_sched *s, unsigned kind, st_move *first)
 {

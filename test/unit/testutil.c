@@ -156,3 +156,17 @@ void st_test_replays_to(const st_test_kernel *x, const st_sched *s, const st_cub
 	st_cubin_free(re);
 	st_cubin_free(raw);
 }
+
+uint64_t st_test_xorshift(uint64_t *state)
+{
+	*state ^= *state << 13;
+	*state ^= *state >> 7;
+	*state ^= *state << 17;
+	return *state;
+}
+
+void st_test_print_violation(void *ctx, const char *kernel, uint32_t offset, const char *msg)
+{
+	(void)ctx;
+	print_message("  %s 0x%04x: %s\n", kernel, offset, msg);
+}

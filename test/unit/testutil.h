@@ -40,6 +40,10 @@ st_sched *st_test_sched_new(const st_test_kernel *x, unsigned flags);           
 /* A cubin opened again from c's bytes (fails the test); whether two cubins have the same bytes. */
 st_cubin *st_test_cubin_copy(const st_cubin *c);
 int st_test_same_bytes(const st_cubin *a, const st_cubin *b);
+/* The tests' xorshift generator: the next value of *state (each test file keeps its own seed). */
+uint64_t st_test_xorshift(uint64_t *state);
+/* A checker report callback that prints each violation (ctx unused). */
+void st_test_print_violation(void *ctx, const char *kernel, uint32_t offset, const char *msg);
 /* The moves applied to s (on x), written as a schedule, replay checked (st_sched_rewrite) and raw
  * (st_schedule_apply) on x's cubin to the bytes of `want`; `what` names the case in a failure. */
 void st_test_replays_to(const st_test_kernel *x, const st_sched *s, const st_cubin *want, const char *what);
