@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 static st_test_mock M;
 
@@ -142,8 +144,10 @@ static void test_check_option(void **state)
 {
 	(void)state;
 	st_runtime_options o;
+	setenv("SASSTUNE_CHECK_REFERENCE", "1", 1); /* the default for callers without the option */
 	options(&o);
-	o.check_reference = true;
+	unsetenv("SASSTUNE_CHECK_REFERENCE");
+	assert_true(o.check_reference);
 	st_launch *l = st_test_mock_spec();
 	st_session *s = open_ok(&o, l);
 	st_error err = {0};
@@ -203,6 +207,52 @@ static void test_nondeterministic(void **state)
 	st_launch_free(l);
 }
 
+/* Run `sasstune ARGS` in dir on the mock driver; its exit status, its output in out. */
+static int sasstune(const char *dir, const char *args, char *out, size_t n)
+{
+	char cmd[8192];
+	snprintf(cmd, sizeof cmd, "cd %s && SASSTUNE_LIBCUDA=%s %s/sasstune %s 2>&1", dir, M.libcuda, M.bindir, args);
+	FILE *p = popen(cmd, "r");
+	assert_non_null(p);
+	size_t got = fread(out, 1, n - 1, p);
+	out[got] = 0;
+	int st = pclose(p);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* `sasstune run` reports the contamination (and, with --check-reference, the culprit). */
+static void test_run_command(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/st_rt_integrity_XXXXXX", path[4200];
+	assert_non_null(mkdtemp(dir));
+	const char *files[][2] = {{"spec.json", st_test_mock_spec_json}, {"ref.cubin", (const char *)REF},
+				  {"stray.cubin", (const char *)STRAY}, {"honest.cubin", (const char *)HONEST}};
+	for (size_t i = 0; i < 4; i++) {
+		snprintf(path, sizeof path, "%s/%s", dir, files[i][0]);
+		FILE *f = fopen(path, "w");
+		assert_non_null(f);
+		fputs(files[i][1], f);
+		fclose(f);
+	}
+	static char out[65536];
+	const char *args = "run stray.cubin honest.cubin --reference ref.cubin --launch spec.json --no-time --json";
+	int rc = sasstune(dir, args, out, sizeof out);
+	if (rc != 0 || !strstr(out, "\"contaminations\":\t1") || !strstr(out, "\"reference_checks\":\t2") ||
+	    strstr(out, "stray_write"))
+		fail_msg("run: exit %d, output:\n%s", rc, out);
+	rc = sasstune(dir, "run stray.cubin honest.cubin --reference ref.cubin --launch spec.json --no-time --check-reference",
+		      out, sizeof out);
+	if (rc != 1 || !strstr(out, "candidate 1/2 stray.cubin: mismatch: the candidate wrote outside its buffers") ||
+	    !strstr(out, "candidate 2/2 honest.cubin: ok") || !strstr(out, "2 contaminations"))
+		fail_msg("run --check-reference: exit %d, output:\n%s", rc, out);
+	rc = sasstune(dir, "compare ref.cubin stray.cubin --launch spec.json --warmup-ms 1", out, sizeof out);
+	if (rc != 1 || !strstr(out, "stray.cubin: mismatch: the candidate wrote outside its buffers"))
+		fail_msg("compare: exit %d, output:\n%s", rc, out);
+	snprintf(path, sizeof path, "rm -rf %s", dir);
+	assert_int_equal(system(path), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -212,6 +262,7 @@ int main(void)
 		cmocka_unit_test(test_check_option),
 		cmocka_unit_test(test_estimate),
 		cmocka_unit_test(test_nondeterministic),
+		cmocka_unit_test(test_run_command),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }
