@@ -7,6 +7,8 @@
  *    up to ~0.4 % on the H200, so a ratio measured where a candidate was found does not transfer);
  *  - a timed sample lasts at least ST_ESTIMATE_SAMPLE_US (unless flush_l2: one launch per sample),
  *    so that the event timer's ~0.5 us step is <= 0.1 % of a sample;
+ *  - B's verification is followed by a check of the reference (opt.check_reference forced on):
+ *    a B that writes outside its buffers, its own outputs right, is a mismatch (info.last_stray);
  *  - out->stage says how far it got; out->verdict is the candidate's verdict (ST_OK when it
  *    verified and timed), the return value is ST_OK unless the machinery failed. */
 #include "sasstune/runtime.h"
@@ -40,6 +42,7 @@ st_status st_estimate_run(const uint8_t *ref, size_t ref_size, const st_launch *
 	if (!ref || !spec || !opt || !b)
 		return st_error_set(err, ST_EINVAL, "st_estimate_run needs a reference, a launch spec, options and B");
 	st_runtime_options o = *opt;
+	o.check_reference = true; /* a stray write of B's is found here, not left to the caller */
 	if (!o.flush_l2 && o.sample_us < ST_ESTIMATE_SAMPLE_US)
 		o.sample_us = ST_ESTIMATE_SAMPLE_US;
 	out->sample_us = o.flush_l2 ? 0 : o.sample_us;

@@ -107,10 +107,11 @@ enum {
 	ST_MSG_QUIT = 4,
 	ST_MSG_PROGRESS = 5, /* worker -> caller during INIT: f64 expected GPU ms still to come */
 	ST_MSG_PROFILE = 6,  /* CUPTI PC sampling of one cubin (docs/profile.md) */
+	ST_MSG_CHECK = 7,    /* the reference integrity check (st_session_check_reference) */
 	ST_MSG_REPLY = 0x100,
 };
 #define ST_PROTO_MAGIC 0x31575453u /* "STW1" */
-#define ST_PROTO_VERSION 1
+#define ST_PROTO_VERSION 2
 #define ST_TIME_B_IS_COPY 1u /* TIME flag: B is a second, separately loaded module of A */
 #define ST_INIT_NONDET 1u    /* INIT flag: an earlier worker found the reference not deterministic */
 /* Requests and replies (fields in this order):
@@ -121,13 +122,15 @@ enum {
  *   TIME   u32 pairs, u32 flags, blob a, blob b (empty: the reference)
  *   PROFILE u32 period (log2 cycles, 0 default), u32 max_launches, f64 target_ms, blob cubin
  *          (empty: the reference)
+ *   CHECK  (nothing)
  *   REPLY  u32 status (st_status), str message, then for
  *     INIT   str device, u32 cc_major, u32 cc_minor, u32 driver, u32 sms, u32 l2_bytes,
  *            u32 deterministic, f64 kernel_ms, u32 reps, u32 regs, u32 local_bytes, u64 ref_digest,
  *            f64 init_ms, u32 verify_on_gpu
  *     VERIFY f64 load_ms, f64 verify_ms, u32 regs, u32 local_bytes
  *     TIME   u32 n, u32 reps, f64 wall_ms, f64 a_ms[n], f64 b_ms[n]   (per launch)
- *     PROFILE str samples (the samples file, schema sasstune-samples-1) */
+ *     PROFILE str samples (the samples file, schema sasstune-samples-1)
+ *     CHECK  f64 check_ms (status ST_ECONTAMINATED: the reference no longer reproduces) */
 #define ST_PROTO_MAX (1ull << 32)
 
 typedef struct st_rt_reader {

@@ -47,6 +47,8 @@ void st_runtime_options_init(st_runtime_options *o)
 	o->bootstrap = 2000;
 	o->tolerance = 1e-3;
 	o->timeout_s = 5;
+	const char *c = getenv("SASSTUNE_CHECK_REFERENCE"); /* for callers without the option: the tuner, the pass */
+	o->check_reference = c && *c && strcmp(c, "0") != 0;
 }
 
 /* ---- finding the worker ---- */
@@ -422,10 +424,8 @@ static double budget_ms(const st_session *s, double gpu_ms)
 	return 1000 * s->opt.timeout_s + 4 * gpu_ms;
 }
 
-st_status st_session_verify(st_session *s, const uint8_t *cubin, size_t size, st_error *err)
+static st_status verify_once(st_session *s, const uint8_t *cubin, size_t size, st_error *err)
 {
-	if (!s || !cubin || !size)
-		return st_error_set(err, ST_EINVAL, "st_session_verify: no cubin");
 	st_status rc = ensure_worker(s, err);
 	if (rc != ST_OK)
 		return st_error_wrap(err, "starting a new worker"), rc;
@@ -450,6 +450,64 @@ st_status st_session_verify(st_session *s, const uint8_t *cubin, size_t size, st
 		}
 	}
 	free(payload);
+	return rc;
+}
+
+st_status st_session_check_reference(st_session *s, st_error *err)
+{
+	if (!s)
+		return st_error_set(err, ST_EINVAL, "st_session_check_reference: no session");
+	st_status rc = ensure_worker(s, err);
+	if (rc != ST_OK)
+		return st_error_wrap(err, "starting a new worker"), rc;
+	st_rt_writer w = {0};
+	uint8_t *payload;
+	st_rt_reader rd;
+	s->info.reference_checks++;
+	rc = exchange(s, ST_MSG_CHECK, &w, budget_ms(s, 2.0 * s->opt.verify_sets * s->info.kernel_ms), &payload, &rd, err);
+	free(payload);
+	if (rc == ST_ECRASH || rc == ST_ETIMEOUT) { /* it ran fine at the start: now its state is broken */
+		st_error_wrap(err, "the reference no longer runs");
+		rc = ST_ECONTAMINATED;
+	}
+	if (rc == ST_ECONTAMINATED) {
+		if (err)
+			err->code = rc;
+		s->info.contaminations++;
+		stop_worker(s, true, NULL, 0); /* the next call starts a fresh one */
+	}
+	return rc;
+}
+
+/* After a candidate ran alone in a fresh worker (or, checks on, right after its OK verification):
+ * a contaminated reference now is its own stray write.  Turns *rc into ST_EMISMATCH saying so. */
+static void blame_stray(st_session *s, st_status *rc, st_error *err)
+{
+	st_error e2 = {0};
+	if (st_session_check_reference(s, &e2) != ST_ECONTAMINATED)
+		return;
+	s->info.last_stray = true;
+	*rc = st_error_set(err, ST_EMISMATCH, "the candidate wrote outside its buffers (%s)", e2.msg);
+}
+
+/* Verify; a mismatch (or with opt.check_reference, a pass) is followed by a check of the reference.
+ * Contaminated: some earlier kernel (or this one) wrote outside its buffers, so this verdict means
+ * nothing; the candidate is verified again in a fresh worker, where it runs alone, and checked
+ * once more there.  An error of the check itself leaves the verdict as it was. */
+st_status st_session_verify(st_session *s, const uint8_t *cubin, size_t size, st_error *err)
+{
+	if (!s || !cubin || !size)
+		return st_error_set(err, ST_EINVAL, "st_session_verify: no cubin");
+	s->info.last_stray = false;
+	st_status rc = verify_once(s, cubin, size, err);
+	if (rc != ST_EMISMATCH && !(rc == ST_OK && s->opt.check_reference))
+		return rc;
+	st_error e2 = {0};
+	if (st_session_check_reference(s, &e2) != ST_ECONTAMINATED)
+		return rc;
+	rc = verify_once(s, cubin, size, err);
+	if (rc == ST_OK || rc == ST_EMISMATCH)
+		blame_stray(s, &rc, err);
 	return rc;
 }
 

@@ -1,6 +1,6 @@
 /* The GPU worker: owns one CUDA context, the input sets, the reference
- * outputs and a small cache of loaded modules; answers INIT, VERIFY and TIME
- * requests.  After a kernel faults the context is unusable, so the worker
+ * outputs and a small cache of loaded modules; answers INIT, VERIFY, TIME,
+ * PROFILE and CHECK requests.  After a kernel faults the context is unusable, so the worker
  * replies and exits; the caller starts a new one. */
 #include "cuda.h"
 #include "cupti.h"
@@ -404,7 +404,11 @@ static st_status check_outputs_device(worker *w, unsigned k, st_error *err)
 		/* read it back: describe the difference, or find the write past the end */
 		CU(w->cu.MemcpyDtoH(w->host, w->bufs[i].ptr, p->bytes), "reading %s", name);
 		char why[300];
-		if (st_rt_buffers_match(w->bufs[i].ref[k], w->host, p->bytes, p->dtype, true, 0, why, sizeof why))
+		bool same = st_rt_buffers_match(w->bufs[i].ref[k], w->host, p->bytes, p->dtype, true, 0, why, sizeof why);
+		if (same && !tail) /* the host's reference agrees: the device's copy was written to */
+			return st_error_set(err, ST_EMISMATCH, "input set %u: %s: the device copy of the reference changed "
+					    "(byte offset %llu): a stray write", k, name, (unsigned long long)(4 * r[0]));
+		if (same)
 			return st_error_set(err, ST_EMISMATCH, "%s: the kernel wrote outside the buffer (byte offset %llu)",
 					    name, (unsigned long long)p->bytes);
 		if (p->verify)
@@ -854,6 +858,30 @@ static st_status do_verify(worker *w, st_rt_reader *rd, st_rt_writer *out, st_er
 	return rc;
 }
 
+/* CHECK: the reference again on every input set, reset from the pristine input copies as for a
+ * candidate, compared with the stored reference outputs as a candidate is.  Verification cannot
+ * see a write beyond a buffer's guards into the pristine inputs or the stored references (or the
+ * reference's code); this can: they no longer reproduce (ST_ECONTAMINATED).  A corrupted input
+ * the reference never reads nor keeps is harmless, so no separate digest of the inputs. */
+static st_status do_check(worker *w, st_rt_reader *rd, st_rt_writer *out, st_error *err)
+{
+	double t0 = st_rt_now_ms();
+	st_status rc = rd->left ? st_error_set(err, ST_EFORMAT, "malformed CHECK request") : ST_OK;
+	for (unsigned k = 0; rc == ST_OK && k < w->sets; k++) {
+		rc = run_set(w, &w->mods[0], k, err);
+		if (rc == ST_OK)
+			rc = check_outputs(w, k, false, w->deterministic, err);
+	}
+	if (rc == ST_EMISMATCH) {
+		st_error_wrap(err, "the reference no longer reproduces");
+		rc = ST_ECONTAMINATED;
+		if (err)
+			err->code = rc;
+	}
+	st_rt_put_f64(out, st_rt_now_ms() - t0);
+	return rc;
+}
+
 static st_status do_time(worker *w, st_rt_reader *rd, st_rt_writer *out, st_error *err)
 {
 	unsigned pairs = st_rt_get_u32(rd), flags = st_rt_get_u32(rd);
@@ -1062,6 +1090,8 @@ int st_worker_serve(int in_fd, int out_fd)
 			rc = do_time(&w, &rd, &out, &err);
 		} else if (type == ST_MSG_PROFILE) {
 			rc = do_profile(&w, &rd, &out, &err);
+		} else if (type == ST_MSG_CHECK) {
+			rc = do_check(&w, &rd, &out, &err);
 		} else {
 			rc = st_error_set(&err, ST_EFORMAT, "unknown request type %u", type);
 		}

@@ -25,7 +25,7 @@ class _Options(ctypes.Structure):
                 ("sample_us", ctypes.c_double), ("flush_l2", ctypes.c_bool), ("seed", ctypes.c_uint64),
                 ("bootstrap", ctypes.c_uint), ("tolerance", ctypes.c_double), ("timeout_s", ctypes.c_double),
                 ("device", ctypes.c_int), ("worker", ctypes.c_char_p), ("libcuda", ctypes.c_char_p),
-                ("_spare", ctypes.c_char * _SPARE)]
+                ("check_reference", ctypes.c_bool), ("_spare", ctypes.c_char * _SPARE)]
 
 
 class _Error(ctypes.Structure):
@@ -42,7 +42,8 @@ class _Info(ctypes.Structure):
     _fields_ = [("device", ctypes.c_char * 128), ("deterministic", ctypes.c_bool), ("verify_on_gpu", ctypes.c_bool),
                 ("kernel_ms", ctypes.c_double), ("verify_sets", ctypes.c_uint), ("restarts", ctypes.c_uint),
                 ("start_ms", ctypes.c_double), ("restart_ms", ctypes.c_double), ("last_load_ms", ctypes.c_double),
-                ("regs", ctypes.c_int), ("local_bytes", ctypes.c_int), ("_spare", ctypes.c_char * _SPARE)]
+                ("regs", ctypes.c_int), ("local_bytes", ctypes.c_int), ("reference_checks", ctypes.c_uint),
+                ("contaminations", ctypes.c_uint), ("last_stray", ctypes.c_bool), ("_spare", ctypes.c_char * _SPARE)]
 
 
 class RuntimeError_(RuntimeError):
@@ -118,7 +119,7 @@ class Session:
         self.lib.st_session_get_info(self._s, ctypes.byref(i))
         return {"device": i.device.decode(errors="replace"), "deterministic": i.deterministic,
                 "kernel_ms": i.kernel_ms, "verify_sets": i.verify_sets, "restarts": i.restarts,
-                "start_ms": i.start_ms}
+                "start_ms": i.start_ms, "contaminations": i.contaminations}
 
     def close(self):
         if self._s:

@@ -26,6 +26,7 @@ typedef enum st_status {
 	ST_ETIMEOUT = -10,    /* a candidate kernel hung or a tool timed out */
 	ST_EMISMATCH = -11,   /* a candidate's outputs differ from the reference */
 	ST_ETOOL = -12,       /* an external tool (nvdisasm, ptxas) failed */
+	ST_ECONTAMINATED = -13, /* a session's reference no longer reproduces (a stray write) */
 } st_status;
 
 #define ST_ERROR_MSG_MAX 512

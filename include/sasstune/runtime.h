@@ -48,6 +48,9 @@ typedef struct st_runtime_options {
 	int device;           /* CUDA device ordinal (default 0) */
 	const char *worker;   /* sasstune-worker path, NULL: search */
 	const char *libcuda;  /* driver library, NULL: $SASSTUNE_LIBCUDA, else "libcuda.so.1" */
+	bool check_reference; /* after each OK verification, st_session_check_reference (default off,
+			       * on with $SASSTUNE_CHECK_REFERENCE=1; st_estimate_run always on): one
+			       * more reference run per input set for every verified candidate */
 } st_runtime_options;
 
 void st_runtime_options_init(st_runtime_options *opt);
@@ -62,8 +65,19 @@ void st_session_close(st_session *s);
 
 /* Verify a candidate: ST_OK (every buffer matches on all K sets), ST_EMISMATCH,
  * ST_ECRASH (it faulted; the worker is restarted on the next call), ST_ETIMEOUT
- * (it hung and was killed), or another error (e.g. the driver rejected it). */
+ * (it hung and was killed), or another error (e.g. the driver rejected it).
+ * After a mismatch (and after ST_OK with opt.check_reference) the reference is checked;
+ * if contaminated, the candidate is verified again in a fresh worker, where it runs alone:
+ * that verdict counts, and a contamination after it there is its own (ST_EMISMATCH,
+ * info.last_stray). */
 st_status st_session_verify(st_session *s, const uint8_t *cubin, size_t size, st_error *err);
+
+/* Run the reference again on every input set (inputs reset from the worker's pristine copies)
+ * and compare every buffer with the stored reference outputs: ST_OK, or ST_ECONTAMINATED when
+ * they no longer match (or the reference faults or hangs): some kernel wrote outside its
+ * buffers into the worker's inputs or references.  The worker is then stopped; the next call
+ * starts a fresh one (inputs and reference regenerated, their digest checked). */
+st_status st_session_check_reference(st_session *s, st_error *err);
 
 typedef struct st_timing {
 	double ratio, ci_lo, ci_hi; /* median of per-pair time(B)/time(A), bootstrap 95 % interval */
@@ -100,6 +114,9 @@ typedef struct st_session_info {
 	double restart_ms;     /* total cost of the restarts */
 	double last_load_ms;   /* module load time of the last verified candidate */
 	int regs, local_bytes; /* registers and local memory of the last verified candidate */
+	unsigned reference_checks; /* st_session_check_reference calls (own and st_session_verify's) */
+	unsigned contaminations;   /* of those, the ones that found the reference contaminated */
+	bool last_stray;       /* the last verified candidate wrote outside its buffers (found alone) */
 } st_session_info;
 void st_session_get_info(const st_session *s, st_session_info *info);
 

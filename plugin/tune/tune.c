@@ -571,16 +571,20 @@ st_status st_tune(const st_tune_kernel *k, const st_tune_opts *o, st_policy *pol
 		if ((rc = fresh_estimate(k, o, so.confirm_pairs, r, &e, err)))
 			goto out;
 		int held = take_estimate(r, &e, so.confirm_min, &race);
-		char v[640];
+		st_session_info si;
+		st_session_get_info(j.g.sess, &si); /* contaminations: the search's session, then the estimate's */
+		char v[768];
 		snprintf(v, sizeof v,
 			 "{\"search_verified\": %llu, \"search_rejected\": %llu, \"fresh_sets\": %u, \"fresh\": \"%s\", "
 			 "\"checker\": \"ok\", \"confirm_pairs\": %u, \"confirm\": \"race\", \"race_candidates\": %u, "
 			 "\"race_rounds\": %u, \"race_pairs_spent\": %llu, \"race_final\": [%.6f, %.6f, %.6f], "
-			 "\"estimate\": \"fresh-session\", \"estimate_sample_us\": %g, \"estimate_reps\": %u}",
+			 "\"estimate\": \"fresh-session\", \"estimate_sample_us\": %g, \"estimate_reps\": %u, "
+			 "\"contaminations\": %u, \"estimate_contaminations\": %u, \"stray_write\": %s}",
 			 (unsigned long long)j.g.verified, (unsigned long long)j.g.rejected,
 			 fresh_sets_of(o), e.verdict == ST_OK ? "ok" : st_status_str(e.verdict),
 			 r->best.pairs, r->race_candidates, r->race_rounds, (unsigned long long)r->confirm_pairs_spent,
-			 race.ratio, race.lo, race.hi, e.sample_us, e.t.reps);
+			 race.ratio, race.lo, race.hi, e.sample_us, e.t.reps, si.contaminations, e.info.contaminations,
+			 e.info.last_stray ? "true" : "false");
 		r->verification_json = strdup(v);
 		if (!r->verification_json) {
 			rc = st_error_set(err, ST_ENOMEM, "out of memory");
@@ -590,7 +594,7 @@ st_status st_tune(const st_tune_kernel *k, const st_tune_opts *o, st_policy *pol
 			ok = 0;
 			snprintf(r->message, sizeof r->message,
 				 "the confirmed schedule failed verification on fresh inputs (%s); input kept",
-				 st_status_str(e.verdict));
+				 e.info.last_stray ? "it wrote outside its buffers" : st_status_str(e.verdict));
 		} else if (!held) {
 			ok = 0;
 			snprintf(r->message, sizeof r->message,

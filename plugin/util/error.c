@@ -24,6 +24,7 @@ const char *st_status_str(st_status code)
 	case ST_ETIMEOUT: return "timed out";
 	case ST_EMISMATCH: return "output mismatch";
 	case ST_ETOOL: return "external tool failed";
+	case ST_ECONTAMINATED: return "the session's reference no longer reproduces: a candidate wrote outside its buffers";
 	}
 	return "unknown status";
 }

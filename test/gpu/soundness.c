@@ -20,6 +20,11 @@
  * --dry-run 1: no GPU; walks and materialises only, each candidate counted ok (a CPU check of the
  * walking and its cost); --dry-run 2: also the independent checker on each, a violation counted
  * as an error.
+ * Every verification is followed by a check of the reference (st_runtime_options.check_reference,
+ * docs/runtime.md "Verification"): a walk after which the original's outputs no longer reproduce
+ * (it wrote outside its buffers, into the worker's inputs or stored reference) fails as
+ * "stray_write", whatever its own outputs; the reference was sound before it (checked after the
+ * walk before, or a fresh worker), so the contamination is its own.  The worker is restarted.
  * Writes OUT_DIR/summary.json and OUT_DIR/failures/ (walk-W.cubin, walk-W.json). */
 #include "sasstune/cubin.h"
 #include "sasstune/runtime.h"
@@ -36,8 +41,8 @@ enum { M_DEFAULT, M_WIDE, M_SWAPS, M_CTRL, NMODES };
 static const char *const plain_mode_name[NMODES] = {"default", "wide", "wide-swaps-only", "ctrl-only"};
 static const char *const hoist_mode_name[NMODES] = {"default+new", "wide+new", "wide-swaps+new", "new-first"};
 static const char *const *mode_name = plain_mode_name;
-enum { R_OK, R_MISMATCH, R_CRASH, R_TIMEOUT, R_ERROR, NRES };
-static const char *const res_name[NRES] = {"ok", "mismatch", "crash", "timeout", "error"};
+enum { R_OK, R_MISMATCH, R_CRASH, R_TIMEOUT, R_ERROR, R_STRAY, NRES };
+static const char *const res_name[NRES] = {"ok", "mismatch", "crash", "timeout", "error", "stray_write"};
 
 static double now(void)
 {
@@ -149,7 +154,7 @@ int main(int argc, char **argv)
 	const uint8_t *data = st_cubin_data(orig, &size);
 	unsigned counts[NMODES][NRES] = {{0}}, checker_bad[NMODES] = {0};
 	unsigned long long moves_by_kind[16] = {0}, moves_total = 0, hoist_swaps = 0, hoist_group = 0;
-	unsigned sessions = 0, restarts = 0;
+	unsigned sessions = 0, restarts = 0, contaminations = 0;
 	double t_start = now(), t_verify = 0, t_walk = 0;
 	char device[128] = "", failures_json[1 << 16] = "";
 	size_t flen = 0;
@@ -169,6 +174,7 @@ int main(int argc, char **argv)
 			st_runtime_options ro;
 			st_runtime_options_init(&ro);
 			ro.seed = seed * 1000 + w / rotate + 1;
+			ro.check_reference = true;
 			if (st_session_open(data, size, spec, &ro, &sess, &err))
 				return die("session", &err);
 			st_session_info info;
@@ -244,13 +250,22 @@ int main(int argc, char **argv)
 		const uint8_t *cdata = st_cubin_data(cand, &csize);
 		t0 = now();
 		st_error verr = {0};
+		st_session_info before = {0}, after = {0};
+		if (!dry)
+			st_session_get_info(sess, &before);
 		st_status vr = dry ? ST_OK : st_session_verify(sess, cdata, csize, &verr);
+		if (!dry)
+			st_session_get_info(sess, &after);
+		unsigned stray = after.contaminations - before.contaminations;
 		size_t dbad = 0;
 		if (dry == 2 && (st_check_kernel(orig, cand, kname, &so, NULL, NULL, &dbad, &verr) || dbad))
 			vr = ST_EILLEGAL; /* counted as an error; the checker's verdict is in the failure record */
 		t_verify += now() - t0;
-		int r = vr == ST_OK ? R_OK : vr == ST_EMISMATCH ? R_MISMATCH : vr == ST_ECRASH ? R_CRASH
+		int r = stray ? R_STRAY : vr == ST_OK ? R_OK : vr == ST_EMISMATCH ? R_MISMATCH : vr == ST_ECRASH ? R_CRASH
 			: vr == ST_ETIMEOUT ? R_TIMEOUT : R_ERROR;
+		contaminations += stray;
+		if (stray && vr == ST_OK) /* found once, not again when it ran alone in a fresh worker */
+			snprintf(verr.msg, sizeof verr.msg, "the reference stopped reproducing after it; not again in a fresh worker");
 		counts[mode][r]++;
 		if (r != R_OK) {
 			size_t bad = 0;
@@ -292,12 +307,13 @@ int main(int argc, char **argv)
 			      "\"families\": \"%s\", \"moves\": {\"total\": %llu, \"swap\": %llu, \"stall\": %llu, \"yield\": %llu, "
 			      "\"reuse\": %llu, \"hoist\": %llu, \"hoist_group\": %llu, \"hoist_slots\": %llu, \"wait\": %llu, \"sb\": %llu, "
 			      "\"rename\": %llu, \"xblock\": %llu}, "
-			      "\"seconds\": %.1f, \"walk_seconds\": %.1f, \"verify_seconds\": %.1f, \"modes\": {",
+			      "\"contaminations\": %u, \"seconds\": %.1f, \"walk_seconds\": %.1f, \"verify_seconds\": %.1f, \"modes\": {",
 			      cubin_path, kname, device, st_sass_count(k), walks, planned, max_moves, seed, sessions,
 			      deterministic ? "true" : "false", st_sched_families(famflags), moves_total,
 			      moves_by_kind[0], moves_by_kind[1], moves_by_kind[2], moves_by_kind[3], moves_by_kind[ST_MOVE_HOIST],
 			      hoist_group, hoist_swaps, moves_by_kind[ST_MOVE_WAIT], moves_by_kind[ST_MOVE_SB],
-			      moves_by_kind[ST_MOVE_RENAME], moves_by_kind[ST_MOVE_XBLOCK], now() - t_start, t_walk, t_verify);
+			      moves_by_kind[ST_MOVE_RENAME], moves_by_kind[ST_MOVE_XBLOCK], contaminations, now() - t_start, t_walk,
+			      t_verify);
 	unsigned fails = 0;
 	for (int m = 0; m < NMODES; m++) {
 		n += (size_t)snprintf(buf + n, sizeof buf - n, "%s\"%s\": {", m ? ", " : "", mode_name[m]);

@@ -2,7 +2,9 @@
 # The legality model's GPU soundness campaign (docs/sched.md): on every Triton fixture, WALKS
 # random legal walks of 1..MAX_MOVES moves (four modes in turn: default setting, wide setting,
 # wide swaps only, control-code edits only), each verified bit for bit against the original by
-# the runtime on fresh input sets (a new session, i.e. new inputs, every ROTATE walks).
+# the runtime on fresh input sets (a new session, i.e. new inputs, every ROTATE walks), and the
+# reference checked after each: a walk after which the original no longer reproduces wrote
+# outside its buffers and fails as a "stray write" (the line's "stray writes N").
 #   bash test/gpu/soundness.sh [OUT_DIR]          (default build-soundness/results)
 #   WALKS=1000 MAX_MOVES=64 SEED=1 ROTATE=250 FIXTURES="add_f32_1M softmax_f32_1024x1024" ...
 #   BUILD_ONLY=1 ...   build the driver only; SKIP_BUILD=1 ...   use the one built, no build
@@ -79,8 +81,10 @@ except Exception as e:
 modes = " ".join(f"{m}={v['ok']}/{sum(x for k, x in v.items() if k != 'failures_the_checker_caught')}"
                  for m, v in s["modes"].items())
 kinds = " ".join(f"{k}={v}" for k, v in s["moves"].items() if k != "total")
+strays = sum(v.get("stray_write", 0) for v in s["modes"].values())
 print(f"{name}: {s['walks']} walks, {s['moves']['total']} moves ({kinds}), failed {s['failed']} "
-      f"(ok/total per mode: {modes}), deterministic={s['deterministic']}, {secs}s")
+      f"(stray writes {strays}, contaminations {s.get('contaminations', 0)}; ok/total per mode: {modes}), "
+      f"deterministic={s['deterministic']}, {secs}s")
 PY
   cat "$OUT/$f/line.txt"
   echo "$rc" > "$OUT/$f/rc"
@@ -97,4 +101,20 @@ for f in $FIXTURES; do
   cat "$OUT/$f/line.txt" 2>/dev/null >> "$OUT/summary.txt" || echo "$f: no result" >> "$OUT/summary.txt"
   [ "$(cat "$OUT/$f/rc" 2>/dev/null)" = 0 ] || status=1
 done
+# The campaign's total: stray writes (a walk after which the original no longer reproduced) apart.
+python3 - "$OUT" $FIXTURES >> "$OUT/summary.txt" <<'PY'
+import json, sys
+out, names = sys.argv[1], sys.argv[2:]
+walks = failed = strays = contaminations = 0
+for n in names:
+    try:
+        s = json.load(open(f"{out}/{n}/summary.json"))
+    except Exception:
+        continue
+    walks += s["walks"]; failed += s["failed"]; contaminations += s.get("contaminations", 0)
+    strays += sum(v.get("stray_write", 0) for v in s["modes"].values())
+print(f"total: {walks} walks, failed {failed} (stray writes {strays}, other failures {failed - strays}), "
+      f"contaminations {contaminations}")
+PY
+tail -n 1 "$OUT/summary.txt"
 exit $status

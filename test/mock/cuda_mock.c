@@ -7,7 +7,12 @@
  *                        element off), oob (add, and one write past the end), nondet (add, and
  *                        the last bits of out[0] change from launch to launch), fault (the
  *                        launch faults: sticky CUDA_ERROR_ILLEGAL_ADDRESS), hang (never
- *                        finishes), die (the process is killed)
+ *                        finishes), die (the process is killed), stray (add, its outputs right, and on
+ *                        its stray_launch-th launch since it was loaded it adds 1000 to element 7 of
+ *                        another allocation: the first live one of exactly n fp32 elements holding
+ *                        none of its buffers, e.g. a pristine input copy or the stored reference:
+ *                        a write beyond the guards, as a wrong kernel on a GPU may do)
+ *   stray_launch L       (op stray) which launch writes astray (default 2: the second input set)
  *   time_us T            simulated duration of one launch (default 10)
  *   regs R               registers reported (default 32)
  *   params S S ...       parameter sizes (default: 8 8 8 4 8 8)
@@ -32,11 +37,12 @@
 typedef int CUresult;
 typedef unsigned long long CUdeviceptr;
 
-enum { OP_ADD, OP_WRONG, OP_OOB, OP_NONDET, OP_FAULT, OP_HANG, OP_DIE, OP_CMP };
+enum { OP_ADD, OP_WRONG, OP_OOB, OP_NONDET, OP_FAULT, OP_HANG, OP_DIE, OP_STRAY, OP_CMP };
 
 typedef struct mock_mod {
 	char kernel[128];
 	int op, regs;
+	unsigned long runs, stray_launch; /* op stray: launches since loaded; the one that strays */
 	double time_us;
 	size_t nparams, sizes[64];
 } mock_mod;
@@ -170,6 +176,7 @@ API CUresult cuModuleLoadData(void **mod, const void *image)
 		return 2;
 	m->time_us = 10;
 	m->regs = 32;
+	m->stray_launch = 2;
 	size_t defaults[] = {8, 8, 8, 4, 8, 8};
 	m->nparams = 6;
 	memcpy(m->sizes, defaults, sizeof defaults);
@@ -189,9 +196,11 @@ API CUresult cuModuleLoadData(void **mod, const void *image)
 				m->time_us = atof(val);
 			else if (!strcmp(key, "regs"))
 				m->regs = atoi(val);
+			else if (!strcmp(key, "stray_launch"))
+				m->stray_launch = strtoul(val, NULL, 10);
 			else if (!strcmp(key, "op")) {
-				static const char *ops[] = {"add", "wrong", "oob", "nondet", "fault", "hang", "die"};
-				for (int i = 0; i < 7; i++)
+				static const char *ops[] = {"add", "wrong", "oob", "nondet", "fault", "hang", "die", "stray"};
+				for (int i = 0; i < 8; i++)
 					if (!strcmp(val, ops[i]))
 						m->op = i;
 			} else if (!strcmp(key, "params")) {
@@ -234,13 +243,46 @@ API CUresult cuFuncGetParamInfo(void *fn, size_t i, size_t *off, size_t *size)
 	return 0;
 }
 
+/* live device allocations in allocation order, for op stray */
+#define MAX_ALLOCS 4096
+typedef struct mock_alloc { CUdeviceptr p; size_t n; } mock_alloc;
+static mock_alloc allocs[MAX_ALLOCS];
+static size_t nallocs;
+
 API CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
 {
 	void *h = malloc(n ? n : 1);
 	*p = (CUdeviceptr)(uintptr_t)h;
+	if (h && nallocs < MAX_ALLOCS)
+		allocs[nallocs++] = (mock_alloc){*p, n};
 	return h ? 0 : 2;
 }
-API CUresult cuMemFree_v2(CUdeviceptr p) { free((void *)(uintptr_t)p); return 0; }
+API CUresult cuMemFree_v2(CUdeviceptr p)
+{
+	for (size_t i = 0; i < nallocs; i++)
+		if (allocs[i].p == p) {
+			memmove(&allocs[i], &allocs[i + 1], (nallocs - i - 1) * sizeof allocs[0]);
+			nallocs--;
+			break;
+		}
+	free((void *)(uintptr_t)p);
+	return 0;
+}
+
+/* op stray: element 7 of the first live allocation of exactly n floats that holds none of bufs */
+static void stray_write(float *const bufs[3], int n)
+{
+	for (size_t i = 0; n > 7 && i < nallocs; i++) {
+		uintptr_t lo = (uintptr_t)allocs[i].p, hi = lo + allocs[i].n;
+		int mine = 0;
+		for (int b = 0; b < 3; b++)
+			mine |= (uintptr_t)bufs[b] >= lo && (uintptr_t)bufs[b] < hi;
+		if (!mine && allocs[i].n == (size_t)n * 4) {
+			((float *)lo)[7] += 1000;
+			return;
+		}
+	}
+}
 API CUresult cuMemAllocHost_v2(void **p, size_t n) { *p = malloc(n ? n : 1); return *p ? 0 : 2; }
 API CUresult cuMemFreeHost(void *p) { free(p); return 0; }
 API CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void *s, size_t n)
@@ -358,6 +400,8 @@ API CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, uns
 		out[5] += 1;
 	if (m->op == OP_OOB)
 		out[n] = 42;
+	if (m->op == OP_STRAY && ++m->runs == m->stray_launch)
+		stray_write((float *const[3]){x, y, out}, n);
 	if (m->op == OP_NONDET) { /* a different last bit pattern on every launch */
 		uint32_t u;
 		memcpy(&u, &out[0], 4);

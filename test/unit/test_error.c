@@ -20,6 +20,7 @@ static void test_set_and_wrap(void **state)
 	assert_string_equal(err.msg, "file x.cubin: bad magic at 4");
 	assert_int_equal(st_error_set(NULL, ST_EIO, "ignored"), ST_EIO);
 	assert_string_equal(st_status_str(ST_EILLEGAL), "illegal move");
+	assert_non_null(strstr(st_status_str(ST_ECONTAMINATED), "wrote outside its buffers"));
 	assert_string_equal(st_version(), ST_VERSION_STRING);
 }
 

@@ -15,9 +15,10 @@ static void usage(FILE *out)
 		     "       sasstune-worker --help | --version\n\n"
 		     "The GPU worker of sasstune's runtime.  The library starts it with a socket on\n"
 		     "stdin and stdout and sends it requests (load a reference cubin and a launch\n"
-		     "spec, verify a candidate, time two cubins); it owns its own CUDA context, so a\n"
-		     "candidate that faults or hangs takes down only this process.  The CUDA driver\n"
-		     "is loaded from $SASSTUNE_LIBCUDA, else libcuda.so.1.  Not meant to be run by hand.\n");
+		     "spec, verify a candidate, time two cubins, check that the reference still\n"
+		     "reproduces); it owns its own CUDA context, so a candidate that faults or hangs\n"
+		     "takes down only this process.  The CUDA driver is loaded from\n"
+		     "$SASSTUNE_LIBCUDA, else libcuda.so.1.  Not meant to be run by hand.\n");
 }
 
 int main(int argc, char **argv)

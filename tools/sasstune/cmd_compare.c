@@ -10,12 +10,14 @@ static void help(void)
 {
 	printf("usage: sasstune compare A.cubin B.cubin --launch L.json [options]\n\n"
 	       "Check that B computes what A computes (every buffer bit for bit on every input\n"
-	       "set, as `sasstune run`), then time them in interleaved pairs (A B, B A, A B, ...)\n"
-	       "after a warm-up and print the median of the per-pair time ratios B/A with a\n"
-	       "bootstrap 95%% interval: below 1 means B is faster.  If the interval holds 1 the\n"
-	       "two are not distinguishable at this many pairs.  A timed sample lasts at least\n"
-	       "500 us here (--sample-us raises it), so the event timer's step is <= 0.1%%; this\n"
-	       "is the measurement the tuner's final estimate makes (docs/runtime.md).\n\n"
+	       "set, as `sasstune run`; then A is run again, and a B after which A's outputs no\n"
+	       "longer reproduce wrote outside its buffers: a mismatch), then time them in\n"
+	       "interleaved pairs (A B, B A, A B, ...) after a warm-up and print the median of\n"
+	       "the per-pair time ratios B/A with a bootstrap 95%% interval: below 1 means B is\n"
+	       "faster.  If the interval holds 1 the two are not distinguishable at this many\n"
+	       "pairs.  A timed sample lasts at least 500 us here (--sample-us raises it), so the\n"
+	       "event timer's step is <= 0.1%%; this is the measurement the tuner's final\n"
+	       "estimate makes (docs/runtime.md).\n\n"
 	       "options:\n"
 	       "  --no-verify       time B without checking its outputs first\n%s"
 	       "exit status: 0 when the comparison was made, 1 if B fails verification or a\n"
@@ -55,6 +57,7 @@ int st_cmd_compare(int argc, char **argv)
 		st_rtcli_timing_json(j, &t);
 		cJSON_AddNumberToObject(j, "sample_us", e.sample_us);
 		cJSON_AddStringToObject(j, "estimate", "fresh-session");
+		cJSON_AddNumberToObject(j, "contaminations", info.contaminations);
 		st_cli_print_json(j, 1);
 		cJSON_Delete(j);
 	} else if (rc == ST_OK) {

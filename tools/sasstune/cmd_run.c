@@ -51,7 +51,7 @@ static bool parse_num(const char *s, double lo, double hi, double *out)
 static int parse(const char *cmd, int argc, char **argv, const char *extra, void (*help)(void), st_rtcli *o)
 {
 	enum { O_LAUNCH = 256, O_PAIRS, O_SETS, O_SEED, O_SAMPLE, O_FLUSH, O_WARMUP, O_TOL, O_TIMEOUT, O_DEVICE,
-	       O_JSON, O_HELP, O_REF, O_NOTIME, O_NOVERIFY, O_REPEAT };
+	       O_JSON, O_HELP, O_REF, O_NOTIME, O_NOVERIFY, O_REPEAT, O_CHECKREF };
 	static const struct option longopts[] = {
 		{"launch", required_argument, NULL, O_LAUNCH}, {"pairs", required_argument, NULL, O_PAIRS},
 		{"sets", required_argument, NULL, O_SETS}, {"seed", required_argument, NULL, O_SEED},
@@ -61,6 +61,7 @@ static int parse(const char *cmd, int argc, char **argv, const char *extra, void
 		{"json", no_argument, NULL, O_JSON}, {"help", no_argument, NULL, O_HELP},
 		{"reference", required_argument, NULL, O_REF}, {"no-time", no_argument, NULL, O_NOTIME},
 		{"no-verify", no_argument, NULL, O_NOVERIFY}, {"repeat", required_argument, NULL, O_REPEAT},
+		{"check-reference", no_argument, NULL, O_CHECKREF},
 		{NULL, 0, NULL, 0},
 	};
 	memset(o, 0, sizeof *o);
@@ -86,6 +87,7 @@ static int parse(const char *cmd, int argc, char **argv, const char *extra, void
 		case O_JSON: o->json = true; break;
 		case O_NOTIME: o->no_time = true; break;
 		case O_NOVERIFY: o->no_verify = true; break;
+		case O_CHECKREF: o->opt.check_reference = true; break;
 		case O_HELP:
 		case 'h':
 			help();
@@ -223,10 +225,15 @@ static void help(void)
 	       "as ok, mismatch, crashed (it faulted; the worker is restarted) or timed_out (it\n"
 	       "hung and was killed), with its time per launch, the median B/A time ratio over\n"
 	       "interleaved pairs with a bootstrap 95%% interval, and what it cost.  Candidates run\n"
-	       "in a separate worker process; the next candidate runs even if one crashed.\n\n"
+	       "in a separate worker process; the next candidate runs even if one crashed.  After a\n"
+	       "mismatch the reference is run again: if it no longer reproduces, an earlier candidate\n"
+	       "wrote outside its buffers (a contamination; counted), and the candidate is verified\n"
+	       "again in a fresh worker.\n\n"
 	       "options:\n"
 	       "  --reference R     the cubin whose outputs are the reference (default: the first CUBIN)\n"
-	       "  --no-time         verify only\n%s"
+	       "  --no-time         verify only\n"
+	       "  --check-reference also check the reference after every ok: a candidate that wrote\n"
+	       "                    outside its buffers is then a mismatch (one more reference run each)\n%s"
 	       "exit status: 0 if every candidate is ok, 1 otherwise, 2 for a wrong command line.\n",
 	       st_rtcli_options_help);
 }
@@ -237,7 +244,7 @@ typedef struct cand {
 	char msg[ST_ERROR_MSG_MAX];
 	double wall_ms, load_ms;
 	int regs, local;
-	bool timed;
+	bool timed, stray;
 	st_timing t;
 } cand;
 
@@ -246,7 +253,7 @@ int st_cmd_run(int argc, char **argv)
 	const char *cmd = argv[0];
 	st_rtcli o;
 	st_rtcli_session rs;
-	int code = st_rtcli_start(cmd, argc, argv, "reference no-time", help, 0, "no CUBIN given", &o, &rs);
+	int code = st_rtcli_start(cmd, argc, argv, "reference no-time check-reference", help, 0, "no CUBIN given", &o, &rs);
 	if (code >= 0)
 		return code;
 	const char *ref_path = rs.ref_path;
@@ -294,6 +301,7 @@ int st_cmd_run(int argc, char **argv)
 			c->load_ms = ci.last_load_ms;
 			c->regs = ci.regs;
 			c->local = ci.local_bytes;
+			c->stray = ci.last_stray;
 			if (c->rc == ST_OK && !o.no_time) {
 				c->rc = st_session_compare(s, NULL, 0, bytes, size, 0, &c->t, &err);
 				c->timed = c->rc == ST_OK;
@@ -337,6 +345,8 @@ int st_cmd_run(int argc, char **argv)
 			cJSON_AddStringToObject(j, "status", st_rtcli_verdict(c->rc));
 			if (c->rc != ST_OK)
 				cJSON_AddStringToObject(j, "message", c->msg);
+			if (c->stray)
+				cJSON_AddBoolToObject(j, "stray_write", true);
 			cJSON_AddNumberToObject(j, "cost_ms", c->wall_ms);
 			cJSON_AddNumberToObject(j, "load_ms", c->load_ms);
 			cJSON_AddNumberToObject(j, "regs", c->regs);
@@ -357,6 +367,8 @@ int st_cmd_run(int argc, char **argv)
 		cJSON_AddNumberToObject(root, "candidates_per_s", total > 0 ? 1000.0 * o.nfiles / total : 0);
 		cJSON_AddNumberToObject(root, "restarts", info.restarts);
 		cJSON_AddNumberToObject(root, "restart_ms_avg", info.restarts ? info.restart_ms / info.restarts : 0);
+		cJSON_AddNumberToObject(root, "reference_checks", info.reference_checks);
+		cJSON_AddNumberToObject(root, "contaminations", info.contaminations);
 		st_cli_print_json(root, 1);
 		cJSON_Delete(root);
 	} else {
@@ -365,6 +377,9 @@ int st_cmd_run(int argc, char **argv)
 		       total > 0 ? 1000.0 * o.nfiles / total : 0);
 		if (info.restarts)
 			printf("; %u worker restarts, %.0f ms each on average", info.restarts, info.restart_ms / info.restarts);
+		if (info.contaminations)
+			printf("; %u contaminations (the reference stopped reproducing: a stray write; the worker was restarted)",
+			       info.contaminations);
 		printf("\n");
 	}
 	free(cs);

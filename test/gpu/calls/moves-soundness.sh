@@ -20,7 +20,7 @@
 # the xblock family (moves across blocks; its moves are picked every other time in "new first");
 # RENAME=1 adds the rename family (docs/sched.md "Register renaming"; "new first" counts renames
 # with waits).
-# Results: $OUT/summary.md (per-fixture table: walks, moves by kind, wrong, crashes),
+# Results: $OUT/summary.md (per-fixture table: walks, moves by kind, wrong, stray writes, crashes),
 # $OUT/summary.txt (soundness.sh's lines), $OUT/soundness.tgz (summaries, failures), build.log.
 cd "$(dirname "$0")/../../.."
 OUT=${OUT:?run from the device tool, which sets OUT}
@@ -52,9 +52,9 @@ python3 - /tmp/hoist $SETS > "$OUT/summary.md" <<'PY'
 import json, os, sys
 root, sets = sys.argv[1], sys.argv[2:]
 print("| set | fixture | walks (of planned) | moves | swap | stall | yield | reuse | hoist (slots moved; group) | wait | sb | rename | xblock "
-      "| wrong | crashes/timeouts/errors | checker caught | s |")
-print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-tot = [0, 0, 0, 0]
+      "| wrong | stray writes | crashes/timeouts/errors | checker caught | s |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+tot = [0, 0, 0, 0, 0]
 for st in sets:
     d = os.path.join(root, st)
     for f in sorted(os.listdir(d)) if os.path.isdir(d) else []:
@@ -62,17 +62,19 @@ for st in sets:
             continue
         p = os.path.join(d, f, "summary.json")
         if not os.path.isfile(p):
-            print(f"| {st} | {f} | no result (summary.txt says why) |  |  |  |  |  |  |  |  |  |  |  |  |")
+            print(f"| {st} | {f} | no result (summary.txt says why) |  |  |  |  |  |  |  |  |  |  |  |  |  |")
             continue
         s = json.load(open(p)); m = s["moves"]
         wrong = sum(v["mismatch"] for v in s["modes"].values())
         bad = sum(v["crash"] + v["timeout"] + v["error"] for v in s["modes"].values())
+        stray = sum(v.get("stray_write", 0) for v in s["modes"].values())
         caught = sum(v["failures_the_checker_caught"] for v in s["modes"].values())
-        tot = [tot[0] + s["walks"], tot[1] + m["total"], tot[2] + wrong, tot[3] + bad]
+        tot = [tot[0] + s["walks"], tot[1] + m["total"], tot[2] + wrong, tot[3] + bad, tot[4] + stray]
         print(f"| {st} | {f} | {s['walks']} ({s.get('walks_planned', s['walks'])}) | {m['total']} | {m['swap']} "
               f"| {m['stall']} | {m['yield']} | {m['reuse']} | {m.get('hoist', 0)} ({m.get('hoist_slots', 0)}; {m.get('hoist_group', 0)}) | {m.get('wait', 0)} | {m.get('sb', 0)} | {m.get('rename', 0)} | {m.get('xblock', 0)} "
-              f"| {wrong} | {bad} | {caught} | {s['seconds']:.0f} |")
-print(f"\nTotal: {tot[0]} walks, {tot[1]} moves, {tot[2]} wrong, {tot[3]} crashes/timeouts/errors.")
+              f"| {wrong} | {stray} | {bad} | {caught} | {s['seconds']:.0f} |")
+print(f"\nTotal: {tot[0]} walks, {tot[1]} moves, {tot[2]} wrong, {tot[4]} stray writes (the original no longer "
+      f"reproduced after the walk), {tot[3]} crashes/timeouts/errors.")
 PY
 cat "$OUT/summary.md"
 tar czf "$OUT/soundness.tgz" --exclude='walk-*.cubin' -C /tmp hoist
