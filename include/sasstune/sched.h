@@ -13,9 +13,10 @@
 /* The legality model's version, part of the schedule cache key: bumped by every change to a
  * legality or checker rule (plugin/sched: model.c, state.c, check.c, check_move.c,
  * sched_internal.h, hoist.c, group.c, wait.c, sb.c, xblock.c, check_xblock.c, check_internal.h, rename.c,
- * rename_enc.c, check_rename.c; plugin/sass: latency.c, latency_tables.c).  test_legality_version fails
- * when those files change and its recorded hash does not. */
-#define ST_LEGALITY_VERSION 4
+ * rename_enc.c, check_rename.c; plugin/sass: latency.c, latency_tables.c, and since version 5 the
+ * operand decode operands.c, groups.c).  test_legality_version fails when those files change and
+ * its recorded hash does not. */
+#define ST_LEGALITY_VERSION 5
 /* The move families tuning uses by default (st_tune_opts_init, the pass), by name (keyed in the
  * schedule cache) and as flags; st_sched_families(ST_SCHED_DEFAULT_FAMILIES) == ST_SCHED_MOVE_FAMILIES. */
 #define ST_SCHED_MOVE_FAMILIES "swap,ctrl"
