@@ -599,7 +599,7 @@ st_status st_sass_analyze(int sm, const char *text, const uint8_t *word, struct 
 				for (unsigned k = 0; k < mo.nsub; k++)
 					if (mo.subs[k].file == ST_RF_R)
 						mo.subs[k].count = 2;
-			/* UTMA* [URa], [URb]: uniform groups printed as one register (groups.c) */
+			/* UTMA* [URa], [URb], UBLKCP: uniform groups printed as one register (groups.c) */
 			unsigned tg = st_sass_tma_group(opc, on, src);
 			if (tg && mo.nsub && mo.subs[0].file == ST_RF_UR)
 				mo.subs[0].count = (uint8_t)tg;
