@@ -17,10 +17,6 @@
  * operand decode operands.c, groups.c).  test_legality_version fails when those files change and
  * its recorded hash does not. */
 #define ST_LEGALITY_VERSION 5
-/* The move families tuning uses by default (st_tune_opts_init, the pass), by name (keyed in the
- * schedule cache) and as flags; st_sched_families(ST_SCHED_DEFAULT_FAMILIES) == ST_SCHED_MOVE_FAMILIES. */
-#define ST_SCHED_MOVE_FAMILIES "swap,ctrl"
-#define ST_SCHED_DEFAULT_FAMILIES 0u
 
 typedef struct st_sched st_sched;
 enum { ST_SCHED_WIDE = 1, ST_SCHED_NO_CTRL = 2, /* any non-fence insn may move; no control-code moves */
@@ -31,6 +27,12 @@ enum { ST_SCHED_WIDE = 1, ST_SCHED_NO_CTRL = 2, /* any non-fence insn may move; 
 /* Families the GPU soundness campaign refuted (docs/sched.md, "Register renaming"): `moves` and
  * `shuffle` still list and walk them (to study them), tuning refuses them. */
 #define ST_SCHED_WITHHELD_FAMILIES ST_SCHED_RENAME
+/* The move families tuning uses by default (st_tune_opts_init, the pass), by name (keyed in the
+ * schedule cache) and as flags; st_sched_families(ST_SCHED_DEFAULT_FAMILIES) == ST_SCHED_MOVE_FAMILIES.
+ * Every family that passed its GPU soundness campaign (docs/sched.md, issue 15: "all in the default
+ * set once proven"); `moves` and `shuffle` keep swap,ctrl as their default listing. */
+#define ST_SCHED_MOVE_FAMILIES "swap,ctrl,hoist,wait,sb,xblock"
+#define ST_SCHED_DEFAULT_FAMILIES (ST_SCHED_HOIST | ST_SCHED_WAIT | ST_SCHED_SB | ST_SCHED_XBLOCK)
 /* "swap,ctrl", "swap", "swap,ctrl,hoist", ... "swap,ctrl,hoist,wait,sb,rename,xblock": the families flags enable. */
 const char *st_sched_families(unsigned flags);
 /* Comma list of families ("swap" required; "ctrl", "hoist", "wait", "sb", "rename", "xblock") into the family bits of *flags. */

@@ -36,7 +36,7 @@ typedef struct st_tune_opts {
 	st_costmodel_opts model;        /* zeros: from the launch spec and the cubin's register count */
 	st_runtime_options runtime;     /* the GPU reward's session (warm-up 5 ms by default here) */
 	unsigned est_gain;              /* fill move.est_gain from the cost model (default 1) */
-	unsigned fresh_sets;            /* input sets of the fresh-input verification (default 3) */
+	unsigned fresh_sets;            /* input sets of the fresh-session estimate (0: compare's, 2) */
 	unsigned hidden;                /* width of a new PPO policy (default ST_POLICY_HIDDEN_DEFAULT) */
 	/* Aimed proposals (docs/profile.md): NULL or "off" uniform (the default); "auto" profile the
 	 * kernel with CUPTI at the start (GPU reward; at most 5 % of the budget, which it counts);

@@ -205,6 +205,8 @@ static int check_args(const char *cmd, const char *families, int variants_withou
 		st_cli_error(cmd, "--%s", err.msg);
 		return ST_EXIT_USAGE;
 	}
+	if (!families && (o->sched_flags & ST_SCHED_NO_CTRL)) /* --no-ctrl alone: swap alone */
+		o->sched_flags &= ~(unsigned)ST_SCHED_DEFAULT_FAMILIES;
 	if (o->sched_flags & ST_SCHED_WITHHELD_FAMILIES) {
 		st_cli_error(cmd, "--families: rename is withheld from tuning: the GPU soundness campaign found wrong "
 			     "outputs with it (docs/sched.md); `moves` and `shuffle` still take it");
