@@ -13,9 +13,10 @@
 /* The legality model's version, part of the schedule cache key: bumped by every change to a
  * legality or checker rule (plugin/sched: model.c, state.c, check.c, check_move.c,
  * sched_internal.h, hoist.c, group.c, wait.c, sb.c, xblock.c, check_xblock.c, check_internal.h, rename.c,
- * rename_enc.c, check_rename.c; plugin/sass: latency.c, latency_tables.c).  test_legality_version fails
- * when those files change and its recorded hash does not. */
-#define ST_LEGALITY_VERSION 4
+ * rename_enc.c, check_rename.c; plugin/sass: latency.c, latency_tables.c, and since version 5 the
+ * operand decode operands.c, groups.c).  test_legality_version fails when those files change and
+ * its recorded hash does not. */
+#define ST_LEGALITY_VERSION 5
 
 typedef struct st_sched st_sched;
 enum { ST_SCHED_WIDE = 1, ST_SCHED_NO_CTRL = 2, /* any non-fence insn may move; no control-code moves */

@@ -573,6 +573,8 @@ st_status st_sass_analyze(int sm, const char *text, const uint8_t *word, struct 
 				count = 1;
 			else if (is_mnem(m, mlen, "SYNCS") && has_mod(opc, on, "ARRIVE"))
 				count = 2; /* the 64-bit arrival state */
+			else if (is_mnem(m, mlen, "LEPC"))
+				count = 2; /* the 64-bit PC (-plr, cuda/printf, Rd moved apart) */
 			else if (is_mnem(m, mlen, "CS2R"))
 				count = has_mod(opc, on, "32") ? 1 : 2;
 			else if ((is_mnem(m, mlen, "IMAD") || is_mnem(m, mlen, "UIMAD")) && has_mod(opc, on, "WIDE"))
@@ -597,6 +599,10 @@ st_status st_sass_analyze(int sm, const char *text, const uint8_t *word, struct 
 				for (unsigned k = 0; k < mo.nsub; k++)
 					if (mo.subs[k].file == ST_RF_R)
 						mo.subs[k].count = 2;
+			/* UTMA* [URa], [URb], UBLKCP: uniform groups printed as one register (groups.c) */
+			unsigned tg = st_sass_tma_group(opc, on, src);
+			if (tg && mo.nsub && mo.subs[0].file == ST_RF_UR)
+				mo.subs[0].count = (uint8_t)tg;
 			add_subs(a, &mo, slot);
 			src++;
 			continue;
@@ -626,14 +632,24 @@ st_status st_sass_analyze(int sm, const char *text, const uint8_t *word, struct 
 				count = conv_s;
 			} else if (is_fp64) {
 				count = 2;
+			} else if (st_sass_stsm_regs(opc, on)) {
+				count = st_sass_stsm_regs(opc, on); /* STSM.16.M88.4: 4 registers (groups.c) */
 			} else if (is_mem_data) {
 				count = data_regs(opc, on);
 			} else if ((is_mnem(m, mlen, "IMAD") || is_mnem(m, mlen, "UIMAD")) && has_mod(opc, on, "WIDE")) {
 				count = src == 2 ? 2 : 1;
-			} else if (is_mnem(m, mlen, "IMAD") && has_mod(opc, on, "HI") && ndef_ops > 1) {
-				count = src == 2 ? 2 : 1; /* IMAD.HI Rd, Pu, Ra, Rb, Rc: a 64-bit addend */
-			} else if (is_mnem(m, mlen, "RET") || is_mnem(m, mlen, "CALL")) {
-				count = 2; /* RET.REL.NODEC Ra: a 64-bit return address */
+			} else if ((is_mnem(m, mlen, "IMAD") || is_mnem(m, mlen, "UIMAD")) && has_mod(opc, on, "HI")) {
+				/* IMAD.HI Rd, [Pu,] Ra, Rb, Rc: Rd = high word of Ra*Rb + {Rc+1:Rc}, the
+				 * addend is a 64-bit pair although the text prints one register (issue 15:
+				 * nvdisasm -plr marks Rc+1 read once Rc is moved off ptxas's choice; ptxas
+				 * always picks an even Rc with Rc+1 = Ra, umulhi(a,b)+a).  UIMAD.HI is in
+				 * no fixture: read as the same form, the conservative side. */
+				count = src == 2 ? 2 : 1;
+			} else if (is_mnem(m, mlen, "RET") || is_mnem(m, mlen, "CALL") || is_mnem(m, mlen, "BRX") ||
+				   is_mnem(m, mlen, "JMX") || is_mnem(m, mlen, "BRXU") || is_mnem(m, mlen, "JMXU")) {
+				/* RET.REL.NODEC Ra, BRX Ra: a 64-bit address (BRX: -plr with Ra moved off
+				 * ptxas's choice, cuda/jumptable; JMX, BRXU, JMXU in no fixture: alike) */
+				count = 2;
 			} else if (wide64 == 2) {
 				count = 2;
 			}

@@ -48,6 +48,10 @@ struct st_analysis {
 
 /* word: the instruction's 16 bytes (for operands nvdisasm does not print), or NULL. */
 st_status st_sass_analyze(int sm, const char *text, const uint8_t *word, struct st_analysis *a, st_error *err);
+/* Hidden register groups (groups.c): registers of the nth bracket operand of a UTMA* or UBLKCP
+ * opcode (0: not one), of STSM's data operand (0: not STSM).  opc: the opcode with modifiers, n bytes. */
+unsigned st_sass_tma_group(const char *opc, size_t n, unsigned nth);
+unsigned st_sass_stsm_regs(const char *opc, size_t n);
 
 /* nvdisasm: find it (explicit path, SASSTUNE_NVDISASM, ptxas_dir, TRITON_PTXAS_PATH's folder,
  * CUDA_HOME/bin, Triton's bundled one, PATH: nvdisasm_find.c), run it

@@ -191,13 +191,24 @@ static st_status live_range(const st_sched *s, uint32_t slot, unsigned *reg, uin
 			return st_error_set(err, ST_EILLEGAL, "rename 0x%x (%s): R%u lives on past %d slots", 16 * slot,
 					    x->opcode, v, SC_WINDOW);
 		const st_sass_insn *y = &m->in[s->at[t]];
-		bool rd = false, wr = false;
+		bool rd = false, wr = false, gdef = false;
+		const st_sass_reg *grp = NULL; /* a register group of y that holds R`v` */
 		for (unsigned u = 0; u < y->nuses; u++)
-			rd |= meets(&y->uses[u], v);
-		for (unsigned e = 0; e < y->ndefs; e++)
-			wr |= meets(&y->defs[e], v);
+			if (meets(&y->uses[u], v))
+				rd = true, grp = y->uses[u].count > 1 ? &y->uses[u] : grp;
+		for (unsigned e = 0; e < y->ndefs; e++) {
+			if (!meets(&y->defs[e], v))
+				continue;
+			wr = true;
+			if (y->defs[e].count > 1 && !grp)
+				grp = &y->defs[e], gdef = true;
+		}
 		if (!rd && !wr)
 			continue;
+		if (grp) /* e.g. IMAD.HI's addend {Rc+1:Rc} (docs/sass.md "Hidden register groups") */
+			return st_error_set(err, ST_EILLEGAL, "rename 0x%x (%s): R%u is %s by %s at 0x%x as part of the %s R%u..R%u, which the rename does not re-encode",
+					    16 * slot, x->opcode, v, gdef ? "written" : "read", y->opcode, 16 * t,
+					    grp->count == 2 ? "pair" : "group", grp->index, grp->index + grp->count - 1);
 		if (!sc_rename_encodable(y, s->rn->word[s->at[t]]))
 			return st_error_set(err, ST_EILLEGAL, "rename 0x%x (%s): R%u is %s by %s at 0x%x, a form the rename does not re-encode",
 					    16 * slot, x->opcode, v, rd ? "read" : "written", y->opcode, 16 * t);
