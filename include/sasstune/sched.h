@@ -24,9 +24,6 @@ enum { ST_SCHED_WIDE = 1, ST_SCHED_NO_CTRL = 2, /* any non-fence insn may move; 
        ST_SCHED_SB = 16,                       /* scoreboard re-assignment (ST_MOVE_SB) */
        ST_SCHED_RENAME = 32,                   /* register renaming (ST_MOVE_RENAME) */
        ST_SCHED_XBLOCK = 64 };                 /* moves across blocks (ST_MOVE_XBLOCK) */
-/* Families the GPU soundness campaign refuted (docs/sched.md, "Register renaming"): `moves` and
- * `shuffle` still list and walk them (to study them), tuning refuses them. */
-#define ST_SCHED_WITHHELD_FAMILIES ST_SCHED_RENAME
 /* The move families tuning uses by default (st_tune_opts_init, the pass), by name (keyed in the
  * schedule cache) and as flags; st_sched_families(ST_SCHED_DEFAULT_FAMILIES) == ST_SCHED_MOVE_FAMILIES.
  * Every family that passed its GPU soundness campaign (docs/sched.md, issue 15: "all in the default

@@ -496,26 +496,12 @@ static int take_estimate(st_tune_result *r, const st_estimate *e, double confirm
 	return r->best.lo > confirm_min;
 }
 
-/* Tuning never uses a family the GPU soundness campaign refuted (ST_SCHED_WITHHELD_FAMILIES). */
-static st_status check_families(const st_tune_opts *o, st_error *err)
-{
-	if (o->sched_flags & ST_SCHED_WITHHELD_FAMILIES)
-		return st_error_set(err, ST_EINVAL,
-				    "families: %s is withheld from tuning: the GPU soundness campaign found wrong outputs "
-				    "with it (docs/sched.md); `moves` and `shuffle` still take it",
-				    st_sched_families(o->sched_flags & ST_SCHED_WITHHELD_FAMILIES) + strlen("swap,ctrl,"));
-	return ST_OK;
-}
-
 st_status st_tune(const st_tune_kernel *k, const st_tune_opts *o, st_policy *policy, st_tune_result *r,
 		  st_error *err)
 {
 	memset(r, 0, sizeof *r);
 	if (!o || o->version != ST_TUNE_OPTS_VERSION)
 		return st_error_set(err, ST_EINVAL, "st_tune_opts version mismatch (call st_tune_opts_init)");
-	st_status frc = check_families(o, err);
-	if (frc)
-		return frc;
 	int gpu = o->reward == ST_REWARD_GPU;
 	st_search_opts so = o->search;
 	if (gpu && so.confirm_pairs < 200)
@@ -642,9 +628,6 @@ st_status st_tune_train(const st_tune_kernel *ks, size_t n, const st_tune_opts *
 		return st_error_set(err, ST_EINVAL, "st_tune_opts version mismatch (call st_tune_opts_init)");
 	if (!n || !policy)
 		return st_error_set(err, ST_EINVAL, "training needs kernels and a policy");
-	st_status frc = check_families(o, err);
-	if (frc)
-		return frc;
 	tjob *jobs = calloc(n, sizeof *jobs);
 	const st_search_env **envs = calloc(n, sizeof *envs);
 	st_search_result *sr = calloc(n, sizeof *sr);

@@ -49,9 +49,9 @@ static void usage(FILE *out)
 		"  --hidden H      width of a new PPO policy (default %u)\n"
 		"  --wide          any non-fixed instruction may move (default: memory instructions)\n"
 		"  --no-ctrl       swaps only, no control-code edits\n"
-		"  --families L    move families, a comma list of swap (required), ctrl, hoist, wait, sb, xblock\n"
-		"                  (default " ST_SCHED_MOVE_FAMILIES "; docs/sched.md); --no-ctrl is swap alone;\n"
-		"                  rename is refused (withheld: its GPU soundness campaign failed)\n"
+		"  --families L    move families, a comma list of swap (required), ctrl, hoist, wait, sb, rename,\n"
+		"                  xblock (default " ST_SCHED_MOVE_FAMILIES "; docs/sched.md); --no-ctrl alone is\n"
+		"                  swap alone\n"
 		"  --set N=V       a search setting by its docs/search.md name (ppo.lr, eval_pairs, ...)\n"
 		"  --aim A         aimed proposals (docs/profile.md): auto (sample the kernel with CUPTI at\n"
 		"                  the start, GPU reward, at most 5%% of the budget), a samples file\n"
@@ -207,11 +207,6 @@ static int check_args(const char *cmd, const char *families, int variants_withou
 	}
 	if (!families && (o->sched_flags & ST_SCHED_NO_CTRL)) /* --no-ctrl alone: swap alone */
 		o->sched_flags &= ~(unsigned)ST_SCHED_DEFAULT_FAMILIES;
-	if (o->sched_flags & ST_SCHED_WITHHELD_FAMILIES) {
-		st_cli_error(cmd, "--families: rename is withheld from tuning: the GPU soundness campaign found wrong "
-			     "outputs with it (docs/sched.md); `moves` and `shuffle` still take it");
-		return ST_EXIT_USAGE;
-	}
 	if (variants_without_ptx) {
 		st_cli_error(cmd, "--variants needs --ptx PTX");
 		return ST_EXIT_USAGE;
