@@ -410,15 +410,33 @@ static void add_subs(struct st_analysis *a, const struct opnd *o, unsigned slot)
 	for (unsigned k = 0; k < o->nsub; k++)
 		add_reg(a->uses, &a->nuses, o->subs[k].file, o->subs[k].index, o->subs[k].count, slot);
 }
+/* ---- st_sass_analyze and its steps ----------------------------------------------- */
 
-st_status st_sass_analyze(int sm, const char *text, const uint8_t *word, struct st_analysis *a, st_error *err)
+/* One instruction while it is analysed: its text split up and the size rules that apply.
+ * Every field is set before the step that reads it (st_sass_analyze runs them in order). */
+struct insn {
+	int sm;
+	const char *text; /* the whole line */
+	const char *opc;  /* the opcode with modifiers, on bytes */
+	size_t on;
+	const char *m; /* the mnemonic (= opc), mlen bytes */
+	size_t mlen;
+	const char *p; /* the operands text, NUL-terminated */
+	int dk;        /* ST_DK_*: which leading operands may be written */
+	struct opnd ops[MAX_OPNDS];
+	unsigned nops;
+	int is_mma, is_gmma, is_conv, is_fp64, is_mem_data;
+	unsigned mma[4];        /* registers of D, A, B, C (is_mma) */
+	unsigned conv_d, conv_s; /* registers of destination and source (is_conv) */
+	unsigned wide64;        /* 2 when a .64 modifier widens the registers, else 1 */
+	unsigned pr_mask;       /* P2R/R2P: the predicates named by the mask */
+	unsigned ndef_ops;      /* how many leading operands are written */
+};
+
+/* The guard [@[!]Pg] at *pp, if any: sets a->guard*, adds its use, moves *pp past it. */
+static st_status parse_guard(const char **pp, const char *text, struct st_analysis *a, st_error *err)
 {
-	memset(a, 0, sizeof *a);
-	a->guard = -1;
-	a->lat_op = -1;
-	const char *p = text;
-	while (*p == ' ' || *p == '\t')
-		p++;
+	const char *p = *pp;
 	if (*p == '@') {
 		const char *g = p + 1;
 		if (*g == '!') {
@@ -438,68 +456,84 @@ st_status st_sass_analyze(int sm, const char *text, const uint8_t *word, struct 
 		while (*p == ' ' || *p == '\t')
 			p++;
 	}
+	*pp = p;
+	return ST_OK;
+}
+
+/* The opcode at p: sets c->opc, on, m, mlen, p (the operands), a's offsets and opinfo fields. */
+static st_status parse_opcode(struct insn *c, const char *p, struct st_analysis *a, st_error *err)
+{
 	const char *opc = p;
 	while (*p && *p != ' ' && *p != '\t')
 		p++;
 	size_t on = (size_t)(p - opc);
 	if (!on || !isupper((unsigned char)opc[0]))
-		return st_error_set(err, ST_EFORMAT, "no opcode in '%.60s'", text);
-	a->op_start = (size_t)(opc - text);
+		return st_error_set(err, ST_EFORMAT, "no opcode in '%.60s'", c->text);
+	a->op_start = (size_t)(opc - c->text);
 	a->opcode_len = on;
 	while (*p == ' ' || *p == '\t')
 		p++;
-	a->operands = (size_t)(p - text);
+	a->operands = (size_t)(p - c->text);
 	size_t mlen = strcspn(opc, ". \t");
 	if (mlen > on)
 		mlen = on;
-	const char *m = opc;
+	c->opc = opc;
+	c->on = on;
+	c->m = opc;
+	c->mlen = mlen;
+	c->p = p;
 
-	const struct st_opinfo *info = st_opinfo_find(m, mlen);
-	int dk = info ? info->dk : ST_DK_ONE;
+	const struct st_opinfo *info = st_opinfo_find(c->m, mlen);
+	c->dk = info ? info->dk : ST_DK_ONE;
 	a->cls = info ? info->cls : ST_CLASS_OTHER;
 	a->space = info ? info->space : ST_SPACE_NONE;
 	a->flags = info ? info->flags : 0;
+	return ST_OK;
+}
 
-	/* latency-table opcode: the mnemonic, or mnemonic.mod when the tables list it */
-	{
-		char name[32];
-		size_t n2 = strcspn(opc + mlen + (opc[mlen] == '.'), ". \t");
-		a->lat_op = -1;
-		if (opc[mlen] == '.' && mlen + 1 + n2 < sizeof name) {
-			memcpy(name, opc, mlen + 1 + n2);
-			name[mlen + 1 + n2] = 0;
-			a->lat_op = (int16_t)st_lat_op_lookup(name);
-		}
-		if (a->lat_op < 0 && mlen < sizeof name) {
-			memcpy(name, opc, mlen);
-			name[mlen] = 0;
-			a->lat_op = (int16_t)st_lat_op_lookup(name);
-		}
+/* Latency-table opcode: the mnemonic, or mnemonic.mod when the tables list it (-1: neither). */
+static void find_lat_op(const struct insn *c, struct st_analysis *a)
+{
+	const char *opc = c->opc;
+	size_t mlen = c->mlen;
+	char name[32];
+	size_t n2 = strcspn(opc + mlen + (opc[mlen] == '.'), ". \t");
+	a->lat_op = -1;
+	if (opc[mlen] == '.' && mlen + 1 + n2 < sizeof name) {
+		memcpy(name, opc, mlen + 1 + n2);
+		name[mlen + 1 + n2] = 0;
+		a->lat_op = (int16_t)st_lat_op_lookup(name);
 	}
+	if (a->lat_op < 0 && mlen < sizeof name) {
+		memcpy(name, opc, mlen);
+		name[mlen] = 0;
+		a->lat_op = (int16_t)st_lat_op_lookup(name);
+	}
+}
 
-	struct opnd ops[MAX_OPNDS];
-	unsigned nops = split_operands(p, ops);
-
+/* Variable latency (R2UR before sm_90), WARPGROUP and gsb0 conditions, the first label. */
+static void find_conditions(const struct insn *c, struct st_analysis *a)
+{
 	/* variable latency: R2UR is decoupled before sm_90 */
-	if (is_mnem(m, mlen, "R2UR") && sm < 90) {
+	if (is_mnem(c->m, c->mlen, "R2UR") && c->sm < 90) {
 		a->flags |= ST_F_VARLAT;
 		a->cls = ST_CLASS_VARLAT;
 	}
-	if (is_mnem(m, mlen, "WARPGROUP")) {
-		if (has_mod(opc, on, "ARRIVE"))
+	if (is_mnem(c->m, c->mlen, "WARPGROUP")) {
+		if (has_mod(c->opc, c->on, "ARRIVE"))
 			a->lat_cond |= ST_LC_ARV;
-		else if (has_mod(opc, on, "WAIT"))
+		else if (has_mod(c->opc, c->on, "WAIT"))
 			a->lat_cond |= ST_LC_WAIT;
-		else if (has_mod(opc, on, "DEPBAR"))
+		else if (has_mod(c->opc, c->on, "DEPBAR"))
 			a->lat_cond |= ST_LC_DEPBAR;
 	}
-	for (unsigned i = 0; i < nops; i++)
-		if (ops[i].n == 4 && !memcmp(ops[i].s, "gsb0", 4))
+	for (unsigned i = 0; i < c->nops; i++)
+		if (c->ops[i].n == 4 && !memcmp(c->ops[i].s, "gsb0", 4))
 			a->lat_cond |= ST_LC_GSB0;
-	for (unsigned i = 0; i < nops; i++)
-		if (ops[i].kind == OK_LABEL && !a->label) {
-			const char *l = ops[i].s + 1;
-			size_t ln = ops[i].n - 1;
+	for (unsigned i = 0; i < c->nops; i++)
+		if (c->ops[i].kind == OK_LABEL && !a->label) {
+			const char *l = c->ops[i].s + 1;
+			size_t ln = c->ops[i].n - 1;
 			if (ln >= 2 && l[0] == '(' && l[ln - 1] == ')') {
 				l++;
 				ln -= 2;
@@ -507,37 +541,49 @@ st_status st_sass_analyze(int sm, const char *text, const uint8_t *word, struct 
 			a->label = l;
 			a->label_len = ln;
 		}
+}
 
-	/* sizes */
-	int is_mma = is_mnem(m, mlen, "HMMA") || is_mnem(m, mlen, "IMMA") || is_mnem(m, mlen, "DMMA") ||
-		     is_mnem(m, mlen, "BMMA");
-	int is_gmma = is_mnem(m, mlen, "HGMMA") || is_mnem(m, mlen, "IGMMA") || is_mnem(m, mlen, "QGMMA") ||
-		      is_mnem(m, mlen, "BGMMA");
-	int is_conv = is_mnem(m, mlen, "F2I") || is_mnem(m, mlen, "I2F") || is_mnem(m, mlen, "F2F") ||
-		      is_mnem(m, mlen, "FRND") || is_mnem(m, mlen, "I2I");
-	int is_fp64 = m[0] == 'D' && (is_mnem(m, mlen, "DADD") || is_mnem(m, mlen, "DMUL") || is_mnem(m, mlen, "DFMA") ||
-				      is_mnem(m, mlen, "DMNMX") || is_mnem(m, mlen, "DSETP") || is_mnem(m, mlen, "DSET"));
-	int is_mem_data = a->cls == ST_CLASS_MEMORY && !(a->flags & ST_F_ASYNC);
-	unsigned mma[4] = {1, 1, 1, 1};
-	if (is_mma)
-		mma_regs(m, mlen, opc, on, mma);
-	unsigned conv_d = 1, conv_s = 1;
-	if (is_conv)
-		conv_regs(m, mlen, opc, on, &conv_d, &conv_s);
-	unsigned wide64 = has_mod(opc, on, "64") && !is_mem_data && !is_mnem(m, mlen, "SHFL") ? 2 : 1;
+/* The size rules: opcode families, MMA/conversion register counts, wide64, the P2R/R2P mask. */
+static void find_sizes(struct insn *c, const struct st_analysis *a)
+{
+	const char *m = c->m;
+	size_t mlen = c->mlen;
+	c->is_mma = is_mnem(m, mlen, "HMMA") || is_mnem(m, mlen, "IMMA") || is_mnem(m, mlen, "DMMA") ||
+		    is_mnem(m, mlen, "BMMA");
+	c->is_gmma = is_mnem(m, mlen, "HGMMA") || is_mnem(m, mlen, "IGMMA") || is_mnem(m, mlen, "QGMMA") ||
+		     is_mnem(m, mlen, "BGMMA");
+	c->is_conv = is_mnem(m, mlen, "F2I") || is_mnem(m, mlen, "I2F") || is_mnem(m, mlen, "F2F") ||
+		     is_mnem(m, mlen, "FRND") || is_mnem(m, mlen, "I2I");
+	c->is_fp64 = m[0] == 'D' && (is_mnem(m, mlen, "DADD") || is_mnem(m, mlen, "DMUL") || is_mnem(m, mlen, "DFMA") ||
+				     is_mnem(m, mlen, "DMNMX") || is_mnem(m, mlen, "DSETP") || is_mnem(m, mlen, "DSET"));
+	c->is_mem_data = a->cls == ST_CLASS_MEMORY && !(a->flags & ST_F_ASYNC);
+	for (unsigned k = 0; k < 4; k++)
+		c->mma[k] = 1;
+	if (c->is_mma)
+		mma_regs(m, mlen, c->opc, c->on, c->mma);
+	c->conv_d = c->conv_s = 1;
+	if (c->is_conv)
+		conv_regs(m, mlen, c->opc, c->on, &c->conv_d, &c->conv_s);
+	c->wide64 = has_mod(c->opc, c->on, "64") && !c->is_mem_data && !is_mnem(m, mlen, "SHFL") ? 2 : 1;
 
 	/* P2R/R2P: the predicates named by the mask (the last immediate) */
-	unsigned pr_mask = 0x7f;
-	for (unsigned i = 0; i < nops; i++)
-		if (ops[i].kind == OK_IMM)
-			pr_mask = (unsigned)strtoul(ops[i].s, NULL, 0) & 0x7f;
+	c->pr_mask = 0x7f;
+	for (unsigned i = 0; i < c->nops; i++)
+		if (c->ops[i].kind == OK_IMM)
+			c->pr_mask = (unsigned)strtoul(c->ops[i].s, NULL, 0) & 0x7f;
+}
 
-	/* which leading operands are written */
+/* Which leading operands are written: c->ndef_ops (0 .. nops), from the opinfo's dk. */
+static void count_def_ops(struct insn *c)
+{
+	const struct opnd *ops = c->ops;
+	unsigned nops = c->nops;
+	int dk = c->dk;
 	unsigned ndef_ops = 0;
 	if (dk != ST_DK_NONE && nops && (ops[0].kind == OK_REG || (ops[0].kind == OK_SPECIAL && ops[0].all_preds))) {
 		ndef_ops = 1;
 		int first_pred = ops[0].kind == OK_REG && (ops[0].file == ST_RF_P || ops[0].file == ST_RF_UP);
-		int is_vote = is_mnem(m, mlen, "VOTE") || is_mnem(m, mlen, "VOTEU");
+		int is_vote = is_mnem(c->m, c->mlen, "VOTE") || is_mnem(c->m, c->mlen, "VOTEU");
 		if (dk == ST_DK_TWO && nops > 1 && ops[1].kind == OK_REG && !ops[1].neg && !(is_vote && first_pred))
 			ndef_ops = 2;
 		if (dk == ST_DK_PFIRST && first_pred && nops > 1 && ops[1].kind == OK_REG)
@@ -547,69 +593,134 @@ st_status st_sass_analyze(int sm, const char *text, const uint8_t *word, struct 
 			       (ops[ndef_ops].file == ST_RF_P || ops[ndef_ops].file == ST_RF_UP) && ndef_ops + 1 < nops)
 				ndef_ops++;
 	}
+	c->ndef_ops = ndef_ops;
+}
 
-	/* definitions */
-	for (unsigned i = 0; i < ndef_ops; i++) {
-		const struct opnd *o = &ops[i];
+/* Registers a written R/UR operand covers (1 for other files). */
+static unsigned def_count(const struct insn *c, const struct st_analysis *a, const struct opnd *o)
+{
+	const char *m = c->m, *opc = c->opc;
+	size_t mlen = c->mlen, on = c->on;
+	unsigned count = 1;
+	if (o->file == ST_RF_R || o->file == ST_RF_UR) {
+		if (c->is_gmma)
+			count = gmma_acc_regs(opc, on);
+		else if (c->is_mma)
+			count = c->mma[0];
+		else if (c->is_conv)
+			count = c->conv_d;
+		else if (c->is_fp64)
+			count = 2;
+		else if (c->is_mem_data && (a->flags & ST_F_LOAD))
+			count = data_regs(opc, on);
+		else if (is_mnem(m, mlen, "LDSM"))
+			count = 1;
+		else if (is_mnem(m, mlen, "SYNCS") && has_mod(opc, on, "ARRIVE"))
+			count = 2; /* the 64-bit arrival state */
+		else if (is_mnem(m, mlen, "LEPC"))
+			count = 2; /* the 64-bit PC (-plr, cuda/printf, Rd moved apart) */
+		else if (is_mnem(m, mlen, "CS2R"))
+			count = has_mod(opc, on, "32") ? 1 : 2;
+		else if ((is_mnem(m, mlen, "IMAD") || is_mnem(m, mlen, "UIMAD")) && has_mod(opc, on, "WIDE"))
+			count = 2;
+		else
+			count = c->wide64;
+		if (is_mnem(m, mlen, "LDSM"))
+			count = has_mod(opc, on, "4") ? 4 : has_mod(opc, on, "2") ? 2 : 1;
+	}
+	return count;
+}
+
+/* Definitions: the first c->ndef_ops operands, in order, at ST_SLOT_D. */
+static void add_defs(const struct insn *c, struct st_analysis *a)
+{
+	for (unsigned i = 0; i < c->ndef_ops; i++) {
+		const struct opnd *o = &c->ops[i];
 		if (o->kind == OK_SPECIAL) { /* R2P PR, R0, mask: the predicates in the mask */
 			for (unsigned b = 0; b < 7; b++)
-				if (pr_mask >> b & 1)
+				if (c->pr_mask >> b & 1)
 					add_reg(a->defs, &a->ndefs, o->all_preds == 2 ? ST_RF_UP : ST_RF_P, b, 1, ST_SLOT_D);
 			continue;
 		}
-		unsigned count = 1;
-		if (o->file == ST_RF_R || o->file == ST_RF_UR) {
-			if (is_gmma)
-				count = gmma_acc_regs(opc, on);
-			else if (is_mma)
-				count = mma[0];
-			else if (is_conv)
-				count = conv_d;
-			else if (is_fp64)
-				count = 2;
-			else if (is_mem_data && (a->flags & ST_F_LOAD))
-				count = data_regs(opc, on);
-			else if (is_mnem(m, mlen, "LDSM"))
-				count = 1;
-			else if (is_mnem(m, mlen, "SYNCS") && has_mod(opc, on, "ARRIVE"))
-				count = 2; /* the 64-bit arrival state */
-			else if (is_mnem(m, mlen, "LEPC"))
-				count = 2; /* the 64-bit PC (-plr, cuda/printf, Rd moved apart) */
-			else if (is_mnem(m, mlen, "CS2R"))
-				count = has_mod(opc, on, "32") ? 1 : 2;
-			else if ((is_mnem(m, mlen, "IMAD") || is_mnem(m, mlen, "UIMAD")) && has_mod(opc, on, "WIDE"))
-				count = 2;
-			else
-				count = wide64;
-			if (is_mnem(m, mlen, "LDSM"))
-				count = has_mod(opc, on, "4") ? 4 : has_mod(opc, on, "2") ? 2 : 1;
-		}
-		add_reg(a->defs, &a->ndefs, o->file, o->index, count, ST_SLOT_D);
+		add_reg(a->defs, &a->ndefs, o->file, o->index, def_count(c, a, o), ST_SLOT_D);
 	}
+}
 
-	/* uses, with positional slots a, b, c (and c for anything later) */
+/* The registers of a memory operand, the src-th source, read at slot. */
+static void add_mem_use(const struct insn *c, struct st_analysis *a, const struct opnd *o, unsigned src, unsigned slot)
+{
+	struct opnd mo = *o;
+	/* ATOMG.E.CAS ... [R8]: a 64-bit address printed without .64 */
+	if (a->space == ST_SPACE_GLOBAL && (a->flags & ST_F_ATOMIC) && has_mod(c->opc, c->on, "E") && !mo.is_desc)
+		for (unsigned k = 0; k < mo.nsub; k++)
+			if (mo.subs[k].file == ST_RF_R)
+				mo.subs[k].count = 2;
+	/* UTMA* [URa], [URb], UBLKCP: uniform groups printed as one register (groups.c) */
+	unsigned tg = st_sass_tma_group(c->opc, c->on, src);
+	if (tg && mo.nsub && mo.subs[0].file == ST_RF_UR)
+		mo.subs[0].count = (uint8_t)tg;
+	add_subs(a, &mo, slot);
+}
+
+/* Registers a read register operand covers: o is operand i, the src-th source; may move *slot. */
+static unsigned use_count(const struct insn *c, const struct opnd *o, unsigned i, unsigned src, unsigned *slot)
+{
+	const char *m = c->m, *opc = c->opc;
+	size_t mlen = c->mlen, on = c->on;
+	unsigned count = o->wide;
+	if (o->file == ST_RF_R || o->file == ST_RF_UR) {
+		if (c->is_gmma) {
+			/* HGMMA D, [A regs,] gdesc[..], C: A is 4 registers, C the accumulator */
+			int is_a = i == 1 && o->file == ST_RF_R;
+			count = is_a ? 4 : o->file == ST_RF_R ? gmma_acc_regs(opc, on) : 1;
+			*slot = is_a ? ST_SLOT_A : ST_SLOT_C;
+		} else if (c->is_mma) {
+			count = src < 3 ? c->mma[src + 1] : 1;
+		} else if (c->is_conv) {
+			count = c->conv_s;
+		} else if (c->is_fp64) {
+			count = 2;
+		} else if (st_sass_stsm_regs(opc, on)) {
+			count = st_sass_stsm_regs(opc, on); /* STSM.16.M88.4: 4 registers (groups.c) */
+		} else if (c->is_mem_data) {
+			count = data_regs(opc, on);
+		} else if ((is_mnem(m, mlen, "IMAD") || is_mnem(m, mlen, "UIMAD")) && has_mod(opc, on, "WIDE")) {
+			count = src == 2 ? 2 : 1;
+		} else if ((is_mnem(m, mlen, "IMAD") || is_mnem(m, mlen, "UIMAD")) && has_mod(opc, on, "HI")) {
+			/* IMAD.HI Rd, [Pu,] Ra, Rb, Rc: Rd = high word of Ra*Rb + {Rc+1:Rc}, the
+			 * addend is a 64-bit pair although the text prints one register (issue 15:
+			 * nvdisasm -plr marks Rc+1 read once Rc is moved off ptxas's choice; ptxas
+			 * always picks an even Rc with Rc+1 = Ra, umulhi(a,b)+a).  UIMAD.HI is in
+			 * no fixture: read as the same form, the conservative side. */
+			count = src == 2 ? 2 : 1;
+		} else if (is_mnem(m, mlen, "RET") || is_mnem(m, mlen, "CALL") || is_mnem(m, mlen, "BRX") ||
+			   is_mnem(m, mlen, "JMX") || is_mnem(m, mlen, "BRXU") || is_mnem(m, mlen, "JMXU")) {
+			/* RET.REL.NODEC Ra, BRX Ra: a 64-bit address (BRX: -plr with Ra moved off
+			 * ptxas's choice, cuda/jumptable; JMX, BRXU, JMXU in no fixture: alike) */
+			count = 2;
+		} else if (c->wide64 == 2) {
+			count = 2;
+		}
+	}
+	return count;
+}
+
+/* Uses of the operands after the definitions, with positional slots a, b, c (and c for
+ * anything later); src counts sources: memory, register, immediate and special operands. */
+static void add_uses(const struct insn *c, struct st_analysis *a)
+{
 	unsigned src = 0;
-	for (unsigned i = ndef_ops; i < nops; i++) {
-		const struct opnd *o = &ops[i];
+	for (unsigned i = c->ndef_ops; i < c->nops; i++) {
+		const struct opnd *o = &c->ops[i];
 		unsigned slot = src == 0 ? ST_SLOT_A : src == 1 ? ST_SLOT_B : ST_SLOT_C;
 		if (o->kind == OK_MEM) {
-			struct opnd mo = *o;
-			/* ATOMG.E.CAS ... [R8]: a 64-bit address printed without .64 */
-			if (a->space == ST_SPACE_GLOBAL && (a->flags & ST_F_ATOMIC) && has_mod(opc, on, "E") && !mo.is_desc)
-				for (unsigned k = 0; k < mo.nsub; k++)
-					if (mo.subs[k].file == ST_RF_R)
-						mo.subs[k].count = 2;
-			/* UTMA* [URa], [URb], UBLKCP: uniform groups printed as one register (groups.c) */
-			unsigned tg = st_sass_tma_group(opc, on, src);
-			if (tg && mo.nsub && mo.subs[0].file == ST_RF_UR)
-				mo.subs[0].count = (uint8_t)tg;
-			add_subs(a, &mo, slot);
+			add_mem_use(c, a, o, src, slot);
 			src++;
 			continue;
 		}
 		if (o->kind == OK_SPECIAL && o->all_preds) { /* P2R Rd, PR, Ra, mask */
 			for (unsigned b = 0; b < 7; b++)
-				if (pr_mask >> b & 1)
+				if (c->pr_mask >> b & 1)
 					add_reg(a->uses, &a->nuses, o->all_preds == 2 ? ST_RF_UP : ST_RF_P, b, 1, slot);
 			src++;
 			continue;
@@ -619,69 +730,70 @@ st_status st_sass_analyze(int sm, const char *text, const uint8_t *word, struct 
 				src++;
 			continue;
 		}
-		unsigned count = o->wide;
-		if (o->file == ST_RF_R || o->file == ST_RF_UR) {
-			if (is_gmma) {
-				/* HGMMA D, [A regs,] gdesc[..], C: A is 4 registers, C the accumulator */
-				int is_a = i == 1 && o->file == ST_RF_R;
-				count = is_a ? 4 : o->file == ST_RF_R ? gmma_acc_regs(opc, on) : 1;
-				slot = is_a ? ST_SLOT_A : ST_SLOT_C;
-			} else if (is_mma) {
-				count = src < 3 ? mma[src + 1] : 1;
-			} else if (is_conv) {
-				count = conv_s;
-			} else if (is_fp64) {
-				count = 2;
-			} else if (st_sass_stsm_regs(opc, on)) {
-				count = st_sass_stsm_regs(opc, on); /* STSM.16.M88.4: 4 registers (groups.c) */
-			} else if (is_mem_data) {
-				count = data_regs(opc, on);
-			} else if ((is_mnem(m, mlen, "IMAD") || is_mnem(m, mlen, "UIMAD")) && has_mod(opc, on, "WIDE")) {
-				count = src == 2 ? 2 : 1;
-			} else if ((is_mnem(m, mlen, "IMAD") || is_mnem(m, mlen, "UIMAD")) && has_mod(opc, on, "HI")) {
-				/* IMAD.HI Rd, [Pu,] Ra, Rb, Rc: Rd = high word of Ra*Rb + {Rc+1:Rc}, the
-				 * addend is a 64-bit pair although the text prints one register (issue 15:
-				 * nvdisasm -plr marks Rc+1 read once Rc is moved off ptxas's choice; ptxas
-				 * always picks an even Rc with Rc+1 = Ra, umulhi(a,b)+a).  UIMAD.HI is in
-				 * no fixture: read as the same form, the conservative side. */
-				count = src == 2 ? 2 : 1;
-			} else if (is_mnem(m, mlen, "RET") || is_mnem(m, mlen, "CALL") || is_mnem(m, mlen, "BRX") ||
-				   is_mnem(m, mlen, "JMX") || is_mnem(m, mlen, "BRXU") || is_mnem(m, mlen, "JMXU")) {
-				/* RET.REL.NODEC Ra, BRX Ra: a 64-bit address (BRX: -plr with Ra moved off
-				 * ptxas's choice, cuda/jumptable; JMX, BRXU, JMXU in no fixture: alike) */
-				count = 2;
-			} else if (wide64 == 2) {
-				count = 2;
-			}
-		}
+		unsigned count = use_count(c, o, i, src, &slot);
 		add_reg(a->uses, &a->nuses, o->file, o->index, count, slot);
 		/* LDGSTS's predicate operand (Pnz in the latency tables) is read and written */
-		if (o->file == ST_RF_P && is_mnem(m, mlen, "LDGSTS"))
+		if (o->file == ST_RF_P && is_mnem(c->m, c->mlen, "LDGSTS"))
 			add_reg(a->defs, &a->ndefs, o->file, o->index, 1, ST_SLOT_D);
 		src++;
 	}
-	/* sm_8x global accesses through the default descriptor: nvdisasm hides desc[URx], but
-	 * the instruction reads the pair (loads name it in bits 32..37, stores and atomics in
-	 * 64..69, as LDGSTS does).  Only the descriptor forms of the opcodes (0x9xx) have one. */
-	int is_ldgsts = is_mnem(m, mlen, "LDGSTS");
-	if (word && a->space == ST_SPACE_GLOBAL && (is_ldgsts || !(a->flags & ST_F_ASYNC)) && has_mod(opc, on, "E") &&
-	    !strstr(p, "desc[") && (is_ldgsts || ((st_le64(word) >> 8) & 0xf) == 9) && a->cls == ST_CLASS_MEMORY) {
+}
+
+/* sm_8x global accesses through the default descriptor: nvdisasm hides desc[URx], but
+ * the instruction reads the pair (loads name it in bits 32..37, stores and atomics in
+ * 64..69, as LDGSTS does).  Only the descriptor forms of the opcodes (0x9xx) have one. */
+static void add_default_desc(const struct insn *c, const uint8_t *word, struct st_analysis *a)
+{
+	int is_ldgsts = is_mnem(c->m, c->mlen, "LDGSTS");
+	if (word && a->space == ST_SPACE_GLOBAL && (is_ldgsts || !(a->flags & ST_F_ASYNC)) &&
+	    has_mod(c->opc, c->on, "E") && !strstr(c->p, "desc[") &&
+	    (is_ldgsts || ((st_le64(word) >> 8) & 0xf) == 9) && a->cls == ST_CLASS_MEMORY) {
 		unsigned ur = (a->flags & (ST_F_STORE | ST_F_ATOMIC)) ? (unsigned)(st_le64(word + 8) & 0x3f)
 								       : (unsigned)((st_le64(word) >> 32) & 0x3f);
 		add_reg(a->uses, &a->nuses, ST_RF_UR, ur, 2, ST_SLOT_E);
 	}
-	/* CALL: the callee may read and write any register; nvdisasm's -plr lists the callee's
-	 * clobbers, we keep every register (a call is a scheduling barrier anyway) */
-	if (is_mnem(m, mlen, "CALL")) {
-		a->ndefs = a->nuses = 0;
-		add_reg(a->defs, &a->ndefs, ST_RF_R, 0, 255, ST_SLOT_D);
-		add_reg(a->defs, &a->ndefs, ST_RF_UR, 0, 63, ST_SLOT_D);
-		add_reg(a->defs, &a->ndefs, ST_RF_P, 0, 7, ST_SLOT_D);
-		add_reg(a->defs, &a->ndefs, ST_RF_UP, 0, 7, ST_SLOT_D);
-		add_reg(a->uses, &a->nuses, ST_RF_R, 0, 255, ST_SLOT_A);
-		add_reg(a->uses, &a->nuses, ST_RF_UR, 0, 63, ST_SLOT_A);
-		add_reg(a->uses, &a->nuses, ST_RF_P, 0, 7, ST_SLOT_A);
-		add_reg(a->uses, &a->nuses, ST_RF_UP, 0, 7, ST_SLOT_A);
-	}
+}
+
+/* CALL: the callee may read and write any register; nvdisasm's -plr lists the callee's
+ * clobbers, we keep every register (a call is a scheduling barrier anyway) */
+static void set_call_clobbers(struct st_analysis *a)
+{
+	a->ndefs = a->nuses = 0;
+	add_reg(a->defs, &a->ndefs, ST_RF_R, 0, 255, ST_SLOT_D);
+	add_reg(a->defs, &a->ndefs, ST_RF_UR, 0, 63, ST_SLOT_D);
+	add_reg(a->defs, &a->ndefs, ST_RF_P, 0, 7, ST_SLOT_D);
+	add_reg(a->defs, &a->ndefs, ST_RF_UP, 0, 7, ST_SLOT_D);
+	add_reg(a->uses, &a->nuses, ST_RF_R, 0, 255, ST_SLOT_A);
+	add_reg(a->uses, &a->nuses, ST_RF_UR, 0, 63, ST_SLOT_A);
+	add_reg(a->uses, &a->nuses, ST_RF_P, 0, 7, ST_SLOT_A);
+	add_reg(a->uses, &a->nuses, ST_RF_UP, 0, 7, ST_SLOT_A);
+}
+
+st_status st_sass_analyze(int sm, const char *text, const uint8_t *word, struct st_analysis *a, st_error *err)
+{
+	memset(a, 0, sizeof *a);
+	a->guard = -1;
+	a->lat_op = -1;
+	struct insn c;
+	c.sm = sm;
+	c.text = text;
+	const char *p = text;
+	while (*p == ' ' || *p == '\t')
+		p++;
+	st_status s;
+	if ((s = parse_guard(&p, text, a, err)) != ST_OK)
+		return s;
+	if ((s = parse_opcode(&c, p, a, err)) != ST_OK)
+		return s;
+	find_lat_op(&c, a);
+	c.nops = split_operands(c.p, c.ops);
+	find_conditions(&c, a);
+	find_sizes(&c, a);
+	count_def_ops(&c);
+	add_defs(&c, a);
+	add_uses(&c, a);
+	add_default_desc(&c, word, a);
+	if (is_mnem(c.m, c.mlen, "CALL"))
+		set_call_clobbers(a);
 	return ST_OK;
 }
