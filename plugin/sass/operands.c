@@ -774,9 +774,7 @@ st_status st_sass_analyze(int sm, const char *text, const uint8_t *word, struct 
 	memset(a, 0, sizeof *a);
 	a->guard = -1;
 	a->lat_op = -1;
-	struct insn c;
-	c.sm = sm;
-	c.text = text;
+	struct insn c = {.sm = sm, .text = text}; /* every other field zero until its step sets it */
 	const char *p = text;
 	while (*p == ' ' || *p == '\t')
 		p++;
