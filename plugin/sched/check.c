@@ -135,11 +135,6 @@ static int rf_res(unsigned f)
 	return f == ST_RF_R ? ST_RES_GPR : f == ST_RF_UR ? ST_RES_UGPR : f == ST_RF_P ? ST_RES_PRED : ST_RES_UPRED;
 }
 
-static bool meets(const st_sass_reg *a, const st_sass_reg *b)
-{
-	return a->file == b->file && a->index < b->index + b->count && b->index < a->index + a->count;
-}
-
 /* -1: independent; else the issue distance the tables ask for (CK_LIMIT when unknown). */
 static int pair_latency(const ck *c, const st_sass_insn *p, const st_sass_insn *q, char *what, size_t wn)
 {
@@ -159,7 +154,7 @@ static int pair_latency(const ck *c, const st_sass_insn *p, const st_sass_insn *
 	for (unsigned d = 0; d < p->ndefs; d++) {
 		const st_sass_reg *r = &p->defs[d];
 		for (unsigned u = 0; u < q->nuses; u++) {
-			if (!meets(r, &q->uses[u]))
+			if (!ck_regs_meet(r, &q->uses[u]))
 				continue;
 			int l = 0;
 			if (r->file != ST_RF_B) {
@@ -172,7 +167,7 @@ static int pair_latency(const ck *c, const st_sass_insn *p, const st_sass_insn *
 			best = l > best ? l : best;
 		}
 		for (unsigned e = 0; e < q->ndefs; e++) {
-			if (!meets(r, &q->defs[e]))
+			if (!ck_regs_meet(r, &q->defs[e]))
 				continue;
 			int l = 0;
 			if (r->file != ST_RF_B) {
@@ -187,7 +182,7 @@ static int pair_latency(const ck *c, const st_sass_insn *p, const st_sass_insn *
 	for (unsigned u = 0; u < p->nuses; u++) {
 		const st_sass_reg *r = &p->uses[u];
 		for (unsigned e = 0; e < q->ndefs; e++) {
-			if (!meets(r, &q->defs[e]))
+			if (!ck_regs_meet(r, &q->defs[e]))
 				continue;
 			int l = 0;
 			if (r->file != ST_RF_B) {
@@ -753,13 +748,13 @@ static bool conflicts(const st_sass_insn *p, const st_sass_insn *q, int kind)
 		if (p->defs[d].file == ST_RF_B)
 			continue;
 		for (unsigned u = 0; u < q->nuses; u++)
-			raw = raw || meets(&p->defs[d], &q->uses[u]);
+			raw = raw || ck_regs_meet(&p->defs[d], &q->uses[u]);
 		for (unsigned e = 0; e < q->ndefs; e++)
-			raw = raw || meets(&p->defs[d], &q->defs[e]);
+			raw = raw || ck_regs_meet(&p->defs[d], &q->defs[e]);
 	}
 	for (unsigned u = 0; u < p->nuses; u++)
 		for (unsigned e = 0; e < q->ndefs; e++)
-			war = war || (p->uses[u].file != ST_RF_B && meets(&p->uses[u], &q->defs[e]));
+			war = war || (p->uses[u].file != ST_RF_B && ck_regs_meet(&p->uses[u], &q->defs[e]));
 	return kind == 0 ? raw : war && !raw;
 }
 
@@ -1078,7 +1073,7 @@ static void check_reuse(ck *c)
 				     a->count == b->count && !strchr(o->operands, '[') && !strchr(y->operands, '[') &&
 				     o->cls == ST_CLASS_ALU && y->cls == ST_CLASS_ALU && !varlat(o) && !varlat(y);
 				for (unsigned d = 0; ok && d < o->ndefs; d++)
-					ok = !meets(&o->defs[d], a);
+					ok = !ck_regs_meet(&o->defs[d], a);
 				const char *unproven = !ok ? NULL
 						       : !reuse_proven(c, o->opcode, f) ? o->opcode
 						       : !reuse_proven(c, y->opcode, f) ? y->opcode : NULL;

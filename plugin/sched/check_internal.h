@@ -48,4 +48,11 @@ typedef struct ck {
 void ck_flag(ck *c, uint32_t slot, const char *msg);
 /* Find and judge every move across blocks; accepted ones get the tuned layout (check_xblock.c). */
 void ck_xblock(ck *c);
+/* The checker's own reading: register runs a and b share a register (same file, intersecting
+ * [index, index + count)). */
+static inline bool ck_regs_meet(const st_sass_reg *a, const st_sass_reg *b)
+{
+	return a->file == b->file && a->index < b->index + b->count && b->index < a->index + a->count;
+}
+
 #endif

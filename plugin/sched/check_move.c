@@ -400,8 +400,7 @@ static st_status check_reuse(const st_sched *s, uint32_t j, unsigned f, walk *w,
 		return illegal(err, "reuse %c on 0x%x (%s): the next instruction (%s) does not read the same register in slot %c",
 			       'a' + f, 16 * j, x->opcode, y->opcode, 'a' + f);
 	for (unsigned d = 0; d < x->ndefs; d++)
-		if (x->defs[d].file == rx->file && x->defs[d].index < rx->index + rx->count &&
-		    rx->index < x->defs[d].index + x->defs[d].count)
+		if (sc_regs_meet(&x->defs[d], rx))
 			return illegal(err, "reuse %c on 0x%x (%s): it writes the register it would keep", 'a' + f, 16 * j, x->opcode);
 	const char *unproven = !(m->si[X].reuse_ok >> f & 1) ? x->opcode : !(m->si[s->at[j + 1]].reuse_ok >> f & 1) ? y->opcode : NULL;
 	if (unproven)

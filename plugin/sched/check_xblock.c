@@ -24,8 +24,7 @@ static bool overlaps(const st_sass_reg *a, unsigned na, const st_sass_reg *b, un
 {
 	for (unsigned i = 0; i < na; i++)
 		for (unsigned j = 0; j < nb; j++)
-			if (a[i].file == b[j].file && a[i].index < b[j].index + b[j].count &&
-			    b[j].index < a[i].index + a[i].count)
+			if (ck_regs_meet(&a[i], &b[j]))
 				return true;
 	return false;
 }

@@ -131,11 +131,6 @@ static int table_lat(sc_model *m, const st_sass_insn *p, int ps, const st_sass_i
 	return v;
 }
 
-static int overlap(const st_sass_reg *a, const st_sass_reg *b)
-{
-	return a->file == b->file && a->index < b->index + b->count && b->index < a->index + a->count;
-}
-
 static void reg_text(char *buf, size_t n, const st_sass_reg *r, const st_sass_reg *o)
 {
 	unsigned lo = r->index > o->index ? r->index : o->index;
@@ -224,7 +219,7 @@ static int pair_latency(sc_model *m, uint32_t pi, uint32_t ci, char *what, size_
 		const st_sass_reg *pd = &p->defs[d];
 		for (unsigned u = 0; u < c->nuses; u++) {
 			const st_sass_reg *cu = &c->uses[u];
-			if (!overlap(pd, cu))
+			if (!sc_regs_meet(pd, cu))
 				continue;
 			int l = 0;
 			if (pd->file != ST_RF_B) {
@@ -243,7 +238,7 @@ static int pair_latency(sc_model *m, uint32_t pi, uint32_t ci, char *what, size_
 		}
 		for (unsigned e = 0; e < c->ndefs; e++) {
 			const st_sass_reg *cd = &c->defs[e];
-			if (!overlap(pd, cd))
+			if (!sc_regs_meet(pd, cd))
 				continue;
 			int l = 0;
 			if (pd->file != ST_RF_B) {
@@ -266,7 +261,7 @@ static int pair_latency(sc_model *m, uint32_t pi, uint32_t ci, char *what, size_
 		const st_sass_reg *pu = &p->uses[u];
 		for (unsigned e = 0; e < c->ndefs; e++) {
 			const st_sass_reg *cd = &c->defs[e];
-			if (!overlap(pu, cd))
+			if (!sc_regs_meet(pu, cd))
 				continue;
 			int l = 0;
 			if (pu->file != ST_RF_B) {

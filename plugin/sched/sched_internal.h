@@ -12,6 +12,29 @@
 /* Cycles: no constraint the model knows is longer (latency tables top out at 28; set-to-wait is 2;
  * an instruction the tables do not know is assumed to need this much). */
 #define SC_LIMIT 30
+
+/* Register runs a and b share a register (same file, intersecting [index, index + count)). */
+static inline bool sc_regs_meet(const st_sass_reg *a, const st_sass_reg *b)
+{
+	return a->file == b->file && a->index < b->index + b->count && b->index < a->index + a->count;
+}
+
+/* Some run of a[0..na) meets some run of b[0..nb). */
+static inline bool sc_regs_any(const st_sass_reg *a, unsigned na, const st_sass_reg *b, unsigned nb)
+{
+	for (unsigned i = 0; i < na; i++)
+		for (unsigned j = 0; j < nb; j++)
+			if (sc_regs_meet(&a[i], &b[j]))
+				return true;
+	return false;
+}
+
+/* p writes a register q reads or writes, or reads one q writes: their order matters. */
+static inline bool sc_insns_touch(const st_sass_insn *p, const st_sass_insn *q)
+{
+	return sc_regs_any(p->defs, p->ndefs, q->uses, q->nuses) || sc_regs_any(p->defs, p->ndefs, q->defs, q->ndefs) ||
+	       sc_regs_any(p->uses, p->nuses, q->defs, q->ndefs);
+}
 /* Instructions: every walk stops here; a walk that needs more is refused (conservative). */
 #define SC_WINDOW 64
 #define SC_KINDS 4 /* move kinds enumerated per slot: SWAP, STALL, YIELD, REUSE (3 flags share one slot kind) */

@@ -21,29 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int meets(const st_sass_reg *a, const st_sass_reg *b)
-{
-	return a->file == b->file && a->index < b->index + b->count && b->index < a->index + a->count;
-}
-
-/* Any register of p's that q reads or writes, or any register q writes that p reads. */
-static int touches(const st_sass_insn *p, const st_sass_insn *q)
-{
-	for (unsigned d = 0; d < p->ndefs; d++) {
-		for (unsigned u = 0; u < q->nuses; u++)
-			if (meets(&p->defs[d], &q->uses[u]))
-				return 1;
-		for (unsigned e = 0; e < q->ndefs; e++)
-			if (meets(&p->defs[d], &q->defs[e]))
-				return 1;
-	}
-	for (unsigned u = 0; u < p->nuses; u++)
-		for (unsigned e = 0; e < q->ndefs; e++)
-			if (meets(&p->uses[u], &q->defs[e]))
-				return 1;
-	return 0;
-}
-
 static uint8_t sets_mask(st_ctrl c)
 {
 	return (uint8_t)((c.wbar < 6 ? 1u << c.wbar : 0) | (c.rbar < 6 ? 1u << c.rbar : 0));
@@ -152,7 +129,7 @@ st_status sc_wait_prepare(st_sched *s, st_error *err)
 	}
 	for (size_t i = 0; !rc && i < n; i++)
 		for (size_t t = 0; t < ns && !(s->wneed[i] & 0x80); t++)
-			if (spec[t] != i && touches(&m->in[spec[t]], &m->in[i]))
+			if (spec[t] != i && sc_insns_touch(&m->in[spec[t]], &m->in[i]))
 				s->wneed[i] |= 0x80;
 	for (size_t b = 0; !rc && b < nb; b++) /* EO(b, k): outstanding on entry to block b */
 		for (unsigned k = 0; k < 6; k++) {
@@ -206,10 +183,10 @@ static int needs(const st_sched *s, const guard *g, uint32_t Q)
 	if (s->wneed[Q] & 0x80)
 		return 1;
 	for (size_t t = 0; t < g->nd; t++)
-		if (g->dyn[t] != Q && touches(&s->m.in[g->dyn[t]], &s->m.in[Q]))
+		if (g->dyn[t] != Q && sc_insns_touch(&s->m.in[g->dyn[t]], &s->m.in[Q]))
 			return 1;
 	for (uint32_t t = g->eo_lo; t < g->eo_hi; t++)
-		if (s->wo[t] != Q && touches(&s->m.in[s->wo[t]], &s->m.in[Q]))
+		if (s->wo[t] != Q && sc_insns_touch(&s->m.in[s->wo[t]], &s->m.in[Q]))
 			return 1;
 	return 0;
 }

@@ -38,34 +38,6 @@
 #define XB_AWIN 40   /* slots of A read before X's new place */
 #define XB_HWIN 40   /* slots of H read after it */
 
-static int meets(const st_sass_reg *a, const st_sass_reg *b)
-{
-	return a->file == b->file && a->index < b->index + b->count && b->index < a->index + a->count;
-}
-
-static int writes_any(const st_sass_insn *p, const st_sass_reg *r, unsigned n)
-{
-	for (unsigned d = 0; d < p->ndefs; d++)
-		for (unsigned i = 0; i < n; i++)
-			if (meets(&p->defs[d], &r[i]))
-				return 1;
-	return 0;
-}
-
-static int reads_any(const st_sass_insn *p, const st_sass_reg *r, unsigned n)
-{
-	for (unsigned u = 0; u < p->nuses; u++)
-		for (unsigned i = 0; i < n; i++)
-			if (meets(&p->uses[u], &r[i]))
-				return 1;
-	return 0;
-}
-
-static int touches(const st_sass_insn *p, const st_sass_insn *x)
-{
-	return writes_any(p, x->uses, x->nuses) || writes_any(p, x->defs, x->ndefs) || reads_any(p, x->defs, x->ndefs);
-}
-
 static uint8_t sets(st_ctrl c)
 {
 	return (uint8_t)((c.wbar < 6 ? 1u << c.wbar : 0) | (c.rbar < 6 ? 1u << c.rbar : 0));
@@ -158,9 +130,9 @@ static int live_in(const sc_model *m, xb_cfg *g, uint32_t h, unsigned file, unsi
 		st_sass_block(m->k, b, &f, &c, su);
 		int killed = 0;
 		for (uint32_t i = f; i < f + c && !killed; i++) {
-			if (reads_any(&m->in[i], &r, 1))
+			if (sc_regs_any(m->in[i].uses, m->in[i].nuses, &r, 1))
 				return 1;
-			killed = m->in[i].guard < 0 && writes_any(&m->in[i], &r, 1);
+			killed = m->in[i].guard < 0 && sc_regs_any(m->in[i].defs, m->in[i].ndefs, &r, 1);
 		}
 		for (int e = 0; e < 2 && !killed; e++)
 			if (su[e] >= 0 && (size_t)su[e] < g->nb && !g->mark[su[e]]) {
@@ -185,7 +157,7 @@ static int movable(const sc_model *m, uint32_t x, const uint32_t *spec, size_t n
 		if (in->defs[d].file == ST_RF_B)
 			return 0;
 	for (size_t t = 0; t < ns; t++)
-		if (touches(&m->in[spec[t]], in) || touches(in, &m->in[spec[t]]))
+		if (sc_insns_touch(&m->in[spec[t]], in) || sc_insns_touch(in, &m->in[spec[t]]))
 			return 0;
 	return 1;
 }
@@ -200,7 +172,7 @@ static int outside_ok(const sc_model *m, xb_cfg *g, uint32_t x, uint32_t a)
 			continue;
 		for (uint32_t v = m->bfirst[b]; v <= m->blast[b]; v++) {
 			const st_sass_insn *iv = &m->in[v];
-			if (!(m->si[v].flags & SC_VARLAT) || !touches(iv, &m->in[x]))
+			if (!(m->si[v].flags & SC_VARLAT) || !sc_insns_touch(iv, &m->in[x]))
 				continue;
 			uint8_t need = sets(iv->ctrl), got = 0;
 			if (!need || (need & m->counted_sbs))
@@ -251,9 +223,9 @@ static int invariant(const sc_model *m, xb_cfg *g, uint32_t h, uint32_t x)
 	for (size_t b = 0; b < g->nb; b++)
 		if (g->mark[b] & 2)
 			for (uint32_t i = m->bfirst[b]; i <= m->blast[b]; i++) {
-				if (writes_any(&m->in[i], in->uses, in->nuses))
+				if (sc_regs_any(m->in[i].defs, m->in[i].ndefs, in->uses, in->nuses))
 					return 0;
-				if (i != x && writes_any(&m->in[i], in->defs, in->ndefs))
+				if (i != x && sc_regs_any(m->in[i].defs, m->in[i].ndefs, in->defs, in->ndefs))
 					return 0;
 			}
 	uint8_t *save = malloc(g->nb);
@@ -296,7 +268,7 @@ static void block_candidates(st_sched *s, xb_cfg *g, uint32_t h, const uint32_t 
 			continue;
 		int big = L - m->bfirst[a] > XB_AWIN, bad = 0;
 		for (uint32_t v = m->bfirst[a]; big && v <= m->blast[a] && !bad; v++)
-			bad = (m->si[v].flags & SC_VARLAT) && touches(&m->in[v], &m->in[x]);
+			bad = (m->si[v].flags & SC_VARLAT) && sc_insns_touch(&m->in[v], &m->in[x]);
 		if (bad)
 			continue; /* X6 reads only a window of a large A */
 		/* xlin: producers outside A that reach it (and A's own when A lies on a cycle: their
@@ -360,7 +332,7 @@ static st_status check_into(const st_sched *s, uint32_t j, uint32_t t, uint32_t 
 		}
 		if ((sets(s->ctrl[P]) & xw) && cyc < 2)
 			return illegal(err, s, j, "set-to-wait under 2 cycles at the new place", NULL);
-		if ((m->si[P].flags & SC_VARLAT) && touches(&m->in[P], &m->in[X])) {
+		if ((m->si[P].flags & SC_VARLAT) && sc_insns_touch(&m->in[P], &m->in[X])) {
 			uint8_t need = sets(s->ctrl[P]);
 			if (!need || (need & m->counted_sbs) || (need & wacc) != need) {
 				snprintf(why, sizeof why, "%s at 0x%x touches its registers and is not waited on before it", m->in[P].opcode,
