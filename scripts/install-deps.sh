@@ -32,6 +32,12 @@ has_cu13() { # TOOL: pip's nvidia/cu13/bin/TOOL exists and is executable
 sys.exit(not any(os.access(os.path.join(p, "cu13", "bin", sys.argv[1]), os.X_OK) for p in nvidia.__path__))' "$1") >/dev/null 2>&1
 }
 has_lit() { command -v lit >/dev/null 2>&1 && has_py 'import lit.main'; }
+# Not installed here on purpose: imports of GPU-only code that no CPU test reaches.
+#   cupy          lit/Inputs/run-cc-kernels.py (lit/cc/gpu-run.test REQUIRES the cupy feature)
+#   liger_kernel  test/gpu/liger_client.py (the real-client GPU test: test/gpu/calls/liger.sh installs
+#                 the wheel scripts/gpu-deps.sh puts in .deps/wheels)
+#   compileiq, ray  bench/peers/ciq_offline.py, imported inside functions: the peer benchmark runs on
+#                 the GPU from wheels carried in .peer/ (bench/peers/fetch-deps.sh); ray is stubbed
 check_pip() { # prints what is still missing, one name a line
   has_py 'import triton, sys; sys.exit(triton.__version__ != "3.6.0")' || echo "triton==3.6.0"
   has_cu13 nvdisasm || echo "nvidia-cuda-nvdisasm==13.2.86"

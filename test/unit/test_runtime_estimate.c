@@ -31,8 +31,8 @@ static st_launch *spec(void)
 	return st_test_mock_spec();
 }
 
-#define CUBIN(body) ((const uint8_t *)("MOCKCUBIN\nkernel add_kernel\n" body "end\n"))
-#define SIZE(p) strlen((const char *)(p))
+#define CUBIN ST_TEST_MOCK_CUBIN
+#define SIZE ST_TEST_MOCK_SIZE
 
 static void run_ok(const uint8_t *ref, const uint8_t *b, const st_runtime_options *o, const st_launch *l, bool verify,
 		   unsigned pairs, st_estimate *e)

@@ -28,8 +28,8 @@ static void options(st_runtime_options *o)
 	o->timeout_s = 5; /* no hang is tested here */
 }
 
-#define CUBIN(body) ((const uint8_t *)("MOCKCUBIN\nkernel add_kernel\n" body "end\n"))
-#define SIZE(p) strlen((const char *)(p))
+#define CUBIN ST_TEST_MOCK_CUBIN
+#define SIZE ST_TEST_MOCK_SIZE
 #define REF CUBIN("op add\n")
 #define HONEST CUBIN("op add\nend\nhonest")     /* the reference's code, other bytes */
 #define STRAY CUBIN("op stray\n")               /* astray on its second launch (input set 1) */

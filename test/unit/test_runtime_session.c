@@ -36,8 +36,8 @@ static st_launch *spec(void)
 	return st_test_mock_spec();
 }
 
-#define CUBIN(body) ((const uint8_t *)("MOCKCUBIN\nkernel add_kernel\n" body "end\n"))
-#define SIZE(p) strlen((const char *)(p))
+#define CUBIN ST_TEST_MOCK_CUBIN
+#define SIZE ST_TEST_MOCK_SIZE
 
 static st_session *open_ok(const uint8_t *ref, const st_runtime_options *o, st_launch *l)
 {

@@ -56,4 +56,7 @@ void st_test_mock_init(st_test_mock *m, const char *dflt);
 void st_test_mock_options(const st_test_mock *m, st_runtime_options *o);
 extern const char st_test_mock_spec_json[];
 st_launch *st_test_mock_spec(void); /* fails the test */
+/* A mock cubin (test/mock/cuda_mock.c's text format) of add_kernel running BODY, and its size. */
+#define ST_TEST_MOCK_CUBIN(body) ((const uint8_t *)("MOCKCUBIN\nkernel add_kernel\n" body "end\n"))
+#define ST_TEST_MOCK_SIZE(p) strlen((const char *)(p))
 #endif
