@@ -451,14 +451,6 @@ static void result_counts(st_tune_result *r, const st_search_result *sr)
 	r->best = sr->best;
 }
 
-/* Input sets of the fresh-session estimate: opts.fresh_sets, else the runtime's default (as compare). */
-static unsigned fresh_sets_of(const st_tune_opts *o)
-{
-	st_runtime_options def;
-	st_runtime_options_init(&def);
-	return o->fresh_sets ? o->fresh_sets : def.verify_sets;
-}
-
 /* The final estimate: the race's survivor against the original in a session opened anew (fresh
  * inputs, both modules loaded fresh, samples of >= ST_ESTIMATE_SAMPLE_US): the measurement
  * `sasstune compare` makes (st_estimate_run), so that the two agree. */
@@ -471,7 +463,7 @@ static st_status fresh_estimate(const st_tune_kernel *k, const st_tune_opts *o, 
 	/* compare's session shape: how many input sets a session holds moves the timed buffers, and
 	 * that moved layernorm's ratio by ~0.2 % on the H200 (docs/runtime.md "Estimates"); the seed
 	 * did not.  So the sets and the warm-up are compare's defaults, only the inputs are fresh. */
-	ro.verify_sets = fresh_sets_of(o);
+	ro.verify_sets = o->fresh_sets ? o->fresh_sets : def.verify_sets;
 	ro.warmup_ms = def.warmup_ms;
 	st_error e2 = {0};
 	st_status rc = st_estimate_run(k->cubin, k->size, k->launch, &ro, r->cubin, r->cubin_size, true, pairs, e, &e2);
@@ -567,7 +559,7 @@ st_status st_tune(const st_tune_kernel *k, const st_tune_opts *o, st_policy *pol
 			 "\"estimate\": \"fresh-session\", \"estimate_sample_us\": %g, \"estimate_reps\": %u, "
 			 "\"contaminations\": %u, \"estimate_contaminations\": %u, \"stray_write\": %s}",
 			 (unsigned long long)j.g.verified, (unsigned long long)j.g.rejected,
-			 fresh_sets_of(o), e.verdict == ST_OK ? "ok" : st_status_str(e.verdict),
+			 e.info.verify_sets, e.verdict == ST_OK ? "ok" : st_status_str(e.verdict),
 			 r->best.pairs, r->race_candidates, r->race_rounds, (unsigned long long)r->confirm_pairs_spent,
 			 race.ratio, race.lo, race.hi, e.sample_us, e.t.reps, si.contaminations, e.info.contaminations,
 			 e.info.last_stray ? "true" : "false");
