@@ -6,6 +6,7 @@
 #include "sasstune/cubin.h"
 #include "sasstune/sched.h"
 #include "sched/sched_internal.h"
+#include "sched_testutil.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -180,18 +181,7 @@ static void test_cache_is_exact(void **state)
 			assert_int_equal(st_sched_apply(s, mv, &err), ST_OK);
 			size_t count = 0;
 			for (uint32_t j = 0; j < st_sched_count(s); j++) {
-				uint8_t bits = 0;
-				st_move q = {ST_MOVE_SWAP, 0, j, {0}};
-				bits |= sc_check(s, q, NULL, NULL, NULL, NULL) == ST_OK ? 1 : 0;
-				q.kind = ST_MOVE_STALL;
-				bits |= sc_check(s, q, NULL, NULL, NULL, NULL) == ST_OK ? 2 : 0;
-				q.kind = ST_MOVE_YIELD;
-				bits |= sc_check(s, q, NULL, NULL, NULL, NULL) == ST_OK ? 4 : 0;
-				q.kind = ST_MOVE_REUSE;
-				for (uint8_t a = 0; a < 3; a++) {
-					q.arg = a;
-					bits |= sc_check(s, q, NULL, NULL, NULL, NULL) == ST_OK ? (uint8_t)(8u << a) : 0;
-				}
+				uint8_t bits = (uint8_t)st_test_base_bits(s, j);
 				if (bits != s->legal[j])
 					fail_msg("%s after %u moves: slot %u cached 0x%x, fresh 0x%x", f->cubin, t + 1, j, s->legal[j], bits);
 				for (; bits; bits &= (uint8_t)(bits - 1))

@@ -7,6 +7,7 @@
 #include "sasstune/cubin.h"
 #include "sasstune/sched.h"
 #include "sched/sched_internal.h"
+#include "sched_testutil.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -131,19 +132,8 @@ static void test_hoist_cache_is_exact(void **state_)
 			assert_int_equal(st_sched_apply(s, mv, &err), ST_OK);
 			size_t count = 0;
 			for (uint32_t j = 0; j < st_sched_count(s); j++) {
-				unsigned bits = 0;
-				st_move q = {ST_MOVE_SWAP, 0, j, {0}};
-				bits |= sc_check(s, q, NULL, NULL, NULL, NULL) == ST_OK ? 1u : 0;
-				q.kind = ST_MOVE_STALL;
-				bits |= sc_check(s, q, NULL, NULL, NULL, NULL) == ST_OK ? 2u : 0;
-				q.kind = ST_MOVE_YIELD;
-				bits |= sc_check(s, q, NULL, NULL, NULL, NULL) == ST_OK ? 4u : 0;
-				q.kind = ST_MOVE_REUSE;
-				for (uint8_t a = 0; a < 3; a++) {
-					q.arg = a;
-					bits |= sc_check(s, q, NULL, NULL, NULL, NULL) == ST_OK ? 8u << a : 0;
-				}
-				q.kind = ST_MOVE_HOIST;
+				unsigned bits = st_test_base_bits(s, j);
+				st_move q = {ST_MOVE_HOIST, 0, j, {0}};
 				for (uint8_t a = 0; a < SC_HOIST_ARGS; a++) { /* 8..15: the group form */
 					q.arg = a;
 					int b = a < SC_HOIST_VARIANTS ? SC_LEGAL_HOIST + a : SC_LEGAL_GROUP + a - SC_HOIST_VARIANTS;

@@ -8,6 +8,7 @@
 #include "sasstune/cubin.h"
 #include "sasstune/sched.h"
 #include "sched/sched_internal.h"
+#include "sched_testutil.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -348,20 +349,8 @@ static void test_xblock_cache_is_exact(void **state_)
 		assert_int_equal(undo ? st_sched_undo(s, &err) : st_sched_apply(s, mv, &err), ST_OK);
 		size_t count = 0;
 		for (uint32_t j = 0; j < st_sched_count(s); j++) {
-			unsigned bits = 0;
-			st_move q = {ST_MOVE_SWAP, 0, j, {0}};
-			bits |= sc_check(s, q, NULL, NULL, NULL, NULL) == ST_OK ? 1u : 0;
-			q.kind = ST_MOVE_STALL;
-			bits |= sc_check(s, q, NULL, NULL, NULL, NULL) == ST_OK ? 2u : 0;
-			q.kind = ST_MOVE_YIELD;
-			bits |= sc_check(s, q, NULL, NULL, NULL, NULL) == ST_OK ? 4u : 0;
-			q.kind = ST_MOVE_REUSE;
-			for (uint8_t a = 0; a < 3; a++) {
-				q.arg = a;
-				bits |= sc_check(s, q, NULL, NULL, NULL, NULL) == ST_OK ? 8u << a : 0;
-			}
-			q.kind = ST_MOVE_XBLOCK;
-			q.arg = 0;
+			unsigned bits = st_test_base_bits(s, j);
+			st_move q = {ST_MOVE_XBLOCK, 0, j, {0}};
 			bits |= sc_check(s, q, NULL, NULL, NULL, NULL) == ST_OK ? 1u << SC_LEGAL_XBLOCK : 0;
 			if (bits != s->legal[j])
 				fail_msg("after %u moves: slot %u cached 0x%x, fresh 0x%x", t + 1, j, s->legal[j], bits);
