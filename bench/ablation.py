@@ -21,6 +21,14 @@ can aim with `--aim {dir}/samples.json` at budgets too small for `--aim auto` (w
 the configurations is rotated from kernel to kernel so that none always runs first (GPU clocks
 and caches warm up over a run).  A time box (--time-limit) stops starting kernels when the time
 left is less than the last kernel took.  Writes DIR/ablation.json and DIR/ablation.md.
+
+Runs split over several GPUs (one process per kernel and GPU, CUDA_VISIBLE_DEVICES) are joined with
+
+    python3 bench/ablation.py merge --out DIR SHARD_DIR...
+
+which reads every SHARD_DIR/ablation.json (the same configurations in each), orders the kernels as
+the bench does, and writes DIR/ablation.json and DIR/ablation.md.  --rotate-offset N starts the
+rotation of the configurations at N (a shard of one kernel would otherwise always start at 0).
 """
 import argparse
 import json
@@ -166,6 +174,7 @@ def parse_args(argv):
     ap.add_argument("--compare-timeout", type=float, default=120)
     ap.add_argument("--sasstune", default=None)
     ap.add_argument("--profile", action="store_true", help="profile each stock kernel first ({dir}/samples.json)")
+    ap.add_argument("--rotate-offset", type=int, default=0, help="start the configuration rotation at N")
     a = ap.parse_args(argv)
     a.budget_s = R.parse_seconds(a.budget)
     try:
@@ -183,7 +192,42 @@ def parse_args(argv):
     return a
 
 
+def merge(argv):
+    """`merge --out DIR SHARD...`: join the shards' ablation.json into one table.  -> exit status."""
+    ap = argparse.ArgumentParser(prog="ablation.py merge", description="join sharded ablation runs")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("shards", nargs="+")
+    a = ap.parse_args(argv)
+    runs, results = [], []
+    for d in a.shards:
+        try:
+            j = json.load(open(os.path.join(d, "ablation.json")))
+        except (OSError, ValueError) as e:
+            print("ablation merge: %s: %s" % (d, e), file=sys.stderr)
+            return 1
+        runs.append(j["run"])
+        results += j["results"]
+    names = list(runs[0]["configs"])
+    for d, r in zip(a.shards, runs):
+        if list(r["configs"]) != names or r["budget_s"] != runs[0]["budget_s"]:
+            print("ablation merge: %s has other configurations or another budget than %s" % (d, a.shards[0]),
+                  file=sys.stderr)
+            return 1
+    order = {c.name: i for i, c in enumerate(K.CASES)}
+    results.sort(key=lambda r: order.get(r["case"], len(order)))
+    run = dict(runs[0])
+    run["command"] = "; ".join(sorted({r["command"] for r in runs}))
+    run["shards"] = len(runs)
+    os.makedirs(a.out, exist_ok=True)
+    json.dump({"run": run, "results": results}, open(os.path.join(a.out, "ablation.json"), "w"), indent=1)
+    open(os.path.join(a.out, "ablation.md"), "w").write(markdown(run, results, names))
+    return 0
+
+
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["merge"]:
+        return merge(argv[1:])
     a = parse_args(argv)
     t0 = time.time()
     os.makedirs(a.out, exist_ok=True)
@@ -201,7 +245,7 @@ def main(argv=None):
             results.append({"case": case.name, "error": "skipped: the time box is spent", "configs": {}})
             continue
         t = time.time()
-        r = run_kernel(a, case, a.configs, k, sasstune, env)
+        r = run_kernel(a, case, a.configs, k + a.rotate_offset, sasstune, env)
         last = time.time() - t
         results.append(r)
         print("ablation: %-14s %s (%.0f s)" % (case.name, "  ".join(

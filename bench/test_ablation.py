@@ -83,3 +83,30 @@ def test_markdown_cost_per_step():
         "evaluation; the policy's 3.0-3.0 %" in md
     assert "- rw, cost per step over 2 kernels: 150.0-150.0 steps/s; the search's own work 2.0-2.0 % of one " \
         "evaluation\n" in md
+
+
+def _shard(d, case, configs, budget=4.0, names=("old", "new")):
+    import json
+    os.makedirs(d, exist_ok=True)
+    run = {"date": "d", "command": "c " + case, "budget_s": budget, "pairs": 400, "configs": {n: [] for n in names}}
+    json.dump({"run": run, "results": [{"case": case, "configs": configs}]}, open(os.path.join(d, "ablation.json"), "w"))
+    return str(d)
+
+
+def test_merge_joins_shards_in_bench_order(tmp_path):
+    a = _shard(tmp_path / "a", "softmax", {"old": _t(1.0, 1.0, 1.0, same=True), "new": _t(1.02, 1.01, 1.03)})
+    b = _shard(tmp_path / "b", "mm_leaky_512", {"old": _t(1.01, 1.0, 1.02), "new": _t(1.03, 1.02, 1.04)})
+    assert A.main(["merge", "--out", str(tmp_path / "m"), a, b]) == 0
+    md = open(tmp_path / "m" / "ablation.md").read()
+    # mm_leaky_512 comes first in the bench's order, whatever the shards' order
+    assert md.index("| mm_leaky_512 |") < md.index("| softmax |")
+    assert "- new: geometric mean %.4f over 2 kernels" % ((1.02 * 1.03) ** 0.5) in md
+    assert "c mm_leaky_512; c softmax" in md
+
+
+def test_merge_refuses_shards_that_differ(tmp_path, capsys):
+    a = _shard(tmp_path / "a", "softmax", {}, budget=4.0)
+    b = _shard(tmp_path / "b", "add", {}, budget=6.0)
+    assert A.main(["merge", "--out", str(tmp_path / "m"), a, b]) == 1
+    assert "another budget" in capsys.readouterr().err
+    assert A.main(["merge", "--out", str(tmp_path / "m"), str(tmp_path / "none")]) == 1
