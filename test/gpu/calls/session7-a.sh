@@ -6,14 +6,14 @@
 # --kernels K, CUDA_VISIBLE_DEVICES=g), a GPU takes the next job when its last one ends; each job's
 # A/B pairs run on one GPU, so the ratios stay paired.  The shards are joined with
 # `bench/ablation.py merge`.  Device tool: kind nvidia-h200-x8 (or fewer GPUs: fewer jobs finish),
-# carry [".deps"].  $OUT: s1.md, s2.md (one table per seed), jobs.txt, session7-a.tgz.
+# carry [".deps"].  KERNELS="a b" and SEEDS="1" narrow it (one GPU: ~100 s a job).  $OUT: s1.md, s2.md (one table per seed), jobs.txt, session7-a.tgz.
 cd "$(dirname "$0")/../../.."
 source test/gpu/calls/parts.sh
 export SASSTUNE_WORKER=$PWD/build-gpu/sasstune-worker
 ST=$PWD/build-gpu/sasstune
 W=/tmp/s7a; mkdir -p $W; echo 0 > $W/next
 NG=$(nvidia-smi -L | grep -c '^GPU')
-KERNELS=$(python3 -c "import sys; sys.path.insert(0,'bench'); import kernels; print(' '.join(c.name for c in kernels.CASES))")
+KERNELS=${KERNELS:-$(python3 -c "import sys; sys.path.insert(0,'bench'); import kernels; print(' '.join(c.name for c in kernels.CASES))")}
 JOBS=(); for s in ${SEEDS:-1 2}; do for k in $KERNELS; do JOBS+=("$s $k"); done; done
 END=$(( T0 + ${TOTAL_S:-560} ))   # no job starts after END - 150 s (a job takes ~2 min)
 echo "GPUs: $NG, jobs: ${#JOBS[@]}"
