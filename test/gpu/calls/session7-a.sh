@@ -6,7 +6,8 @@
 # --kernels K, CUDA_VISIBLE_DEVICES=g), a GPU takes the next job when its last one ends; each job's
 # A/B pairs run on one GPU, so the ratios stay paired.  The shards are joined with
 # `bench/ablation.py merge`.  Device tool: kind nvidia-h200-x8 (or fewer GPUs: fewer jobs finish),
-# carry [".deps"].  KERNELS="a b" and SEEDS="1" narrow it (one GPU: ~100 s a job).  $OUT: s1.md, s2.md (one table per seed), jobs.txt, session7-a.tgz.
+# carry [".deps"].  KERNELS="a b" and SEEDS="1" narrow it (one GPU: ~100 s a job); BUDGET (4s),
+# CONFIGS ("NAME=FAMILIES ...") and JOB_S (the least time a job is started with) change it.  $OUT: s1.md, s2.md (one table per seed), jobs.txt, session7-a.tgz.
 cd "$(dirname "$0")/../../.."
 source test/gpu/calls/parts.sh
 export SASSTUNE_WORKER=$PWD/build-gpu/sasstune-worker
@@ -15,17 +16,17 @@ W=/tmp/s7a; mkdir -p $W; echo 0 > $W/next
 NG=$(nvidia-smi -L | grep -c '^GPU')
 KERNELS=${KERNELS:-$(python3 -c "import sys; sys.path.insert(0,'bench'); import kernels; print(' '.join(c.name for c in kernels.CASES))")}
 JOBS=(); for s in ${SEEDS:-1 2}; do for k in $KERNELS; do JOBS+=("$s $k"); done; done
-END=$(( T0 + ${TOTAL_S:-560} ))   # no job starts after END - 150 s (a job takes ~2 min)
+END=$(( T0 + ${TOTAL_S:-560} ))   # no job starts after END - JOB_S (a 4 s job takes ~100 s)
 echo "GPUs: $NG, jobs: ${#JOBS[@]}"
 job() {  # job GPU INDEX SEED KERNEL
 	local g=$1 j=$2 s=$3 k=$4 c=()
-	for f in "swap,ctrl=swap,ctrl" "+hoist=swap,ctrl,hoist" "+wait=swap,ctrl,wait" "+sb=swap,ctrl,sb" \
-		"+xblock=swap,ctrl,xblock" "+rename=swap,ctrl,rename" "default=swap,ctrl,hoist,wait,sb,xblock" \
-		"default+rename=swap,ctrl,hoist,wait,sb,xblock,rename"; do
+	for f in ${CONFIGS:-swap,ctrl=swap,ctrl +hoist=swap,ctrl,hoist +wait=swap,ctrl,wait +sb=swap,ctrl,sb \
+		+xblock=swap,ctrl,xblock +rename=swap,ctrl,rename default=swap,ctrl,hoist,wait,sb,xblock \
+		default+rename=swap,ctrl,hoist,wait,sb,xblock,rename}; do
 		c+=(--config "${f%%=*}=--method greedy --seed $s --families ${f#*=}")
 	done
-	CUDA_VISIBLE_DEVICES=$g TRITON_CACHE_DIR=$W/triton$g PYTHONUNBUFFERED=1 timeout 400 python3 bench/ablation.py \
-		--out $W/s$s/$k --budget 4s --kernels $k --rotate-offset $j --sasstune "$ST" "${c[@]}" \
+	CUDA_VISIBLE_DEVICES=$g TRITON_CACHE_DIR=$W/triton$g PYTHONUNBUFFERED=1 timeout $(( END - $(date +%s) )) python3 bench/ablation.py \
+		--out $W/s$s/$k --budget ${BUDGET:-4s} --kernels $k --rotate-offset $j --sasstune "$ST" "${c[@]}" \
 		> $W/s$s-$k.log 2>&1
 	local rc=$?
 	echo "$(date +%T) gpu $g seed $s $k rc=$rc $(( $(date +%s) - T0 ))s" >> $W/jobs.txt
@@ -35,7 +36,7 @@ gpu_loop() {
 	while :; do
 		n=$(flock $W/lock bash -c "n=\$(cat $W/next); echo \$((n+1)) > $W/next; echo \$n")
 		[ "$n" -lt ${#JOBS[@]} ] || break
-		[ $(( $(date +%s) + 150 )) -lt $END ] || { echo "gpu $g: time box, job $n not started" >> $W/jobs.txt; break; }
+		[ $(( $(date +%s) + ${JOB_S:-150} )) -lt $END ] || { echo "gpu $g: time box, job $n not started" >> $W/jobs.txt; break; }
 		job $g $n ${JOBS[$n]}
 	done
 }
