@@ -12,7 +12,7 @@ cd "$(dirname "$0")/../../.."
 source test/gpu/calls/parts.sh
 export SASSTUNE_WORKER=$PWD/build-gpu/sasstune-worker
 ST=$PWD/build-gpu/sasstune
-W=/tmp/s7a; mkdir -p $W; echo 0 > $W/next
+W=/tmp/s7a; rm -rf $W; mkdir -p $W; echo 0 > $W/next   # a warm machine keeps /tmp
 NG=$(nvidia-smi -L | grep -c '^GPU')
 KERNELS=${KERNELS:-$(python3 -c "import sys; sys.path.insert(0,'bench'); import kernels; print(' '.join(c.name for c in kernels.CASES))")}
 JOBS=(); for s in ${SEEDS:-1 2}; do for k in $KERNELS; do JOBS+=("$s $k"); done; done
