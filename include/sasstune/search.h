@@ -107,6 +107,8 @@ typedef struct st_search_opts {
 	unsigned async;                     /* PPO: 1 = updates on a worker thread, joined at the next decision */
 	void (*on_eval)(const st_search_eval_note *n, void *data);    /* may be NULL */
 	void *on_eval_data;
+	unsigned greedy_kick;               /* greedy: random moves of a restart from the best state once
+					     * a local optimum is reached (0 = stop there) */
 } st_search_opts;
 void st_search_opts_init(st_search_opts *o);
 /* Set one option by its docs/search.md name ("ppo.lr", "method", ...). */
@@ -123,6 +125,7 @@ typedef struct st_search_result {
 	double policy_seconds;  /* PPO's own work: features, forward passes, updates (on any thread) */
 	double policy_overlapped_seconds; /* of policy_seconds, on the worker while the search went on */
 	char *schedule_json;    /* the accepted schedule (when env has schedule_json), else NULL */
+	uint64_t restarts;      /* greedy: kicks from the best state after a local optimum */
 } st_search_result;
 void st_search_result_free(st_search_result *r);
 

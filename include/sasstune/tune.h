@@ -54,6 +54,7 @@ typedef struct st_tune_result {
 				      estimate, st_estimate_run, the race's final batch in verification_json) */
 	double model_ratio;        /* the cost model's ratio for the output */
 	uint64_t steps, evals, rejected, confirms;
+	uint64_t restarts;                 /* greedy_kick: restarts from the best state */
 	uint64_t confirm_pairs_spent;      /* the racing confirmation's pairs (rounds + final batch) */
 	unsigned race_candidates, race_rounds;
 	double seconds, steps_per_s;

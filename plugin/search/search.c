@@ -38,6 +38,7 @@ static const opt_desc opt_table[] = {
 	OPT("confirm_top", confirm_top, OPT_UNS, 1, 1000, 8),
 	OPT("race_pairs", race_pairs, OPT_UNS, 1, 1e7, 50),
 	OPT("greedy_k", greedy_k, OPT_UNS, 1, 1e6, 8),
+	OPT("greedy_kick", greedy_kick, OPT_UNS, 0, 64, 0),
 	OPT("start_best", start_best, OPT_DBL, 0, 1, 0.5),
 	OPT("reward_scale", reward_scale, OPT_DBL, 1e-6, 1e9, 100),
 	OPT("crash_penalty", crash_penalty, OPT_DBL, 0, 1e9, 1),
@@ -232,6 +233,7 @@ typedef struct envrun {
 	double cur_ratio;     /* ratio of the state with evaluated_len moves */
 	size_t evaluated_len;
 	int converged;        /* greedy: every legal move tried, none improved */
+	int stuck;            /* greedy: converged, and a kick found no move to make */
 	size_t *order;        /* greedy: this state's moves in random order */
 	size_t order_n, order_next, order_cap;
 	double *order_w;      /* greedy, aimed: the weight of each order entry */
@@ -847,6 +849,43 @@ static st_status greedy_iter(run *r, envrun *e, st_error *err)
 	return ST_OK;
 }
 
+/* Iterated local search: a converged climb restarts from the best state seen, moved
+ * by greedy_kick random legal moves, and measured afresh (the best's own number was the
+ * maximum of noisy ones).  The kick counts as one step.  A state where no move is legal
+ * cannot be kicked: the environment is then stuck, and done for good. */
+static st_status greedy_kick(run *r, envrun *e, st_error *err)
+{
+	st_status s = er_goto(r, e, &e->best, err);
+	if (s)
+		return s;
+	unsigned made = 0;
+	for (unsigned i = 0; i < r->o->greedy_kick; i++) {
+		size_t n = e->env->n_moves(e->env->data);
+		if (n == 0)
+			break;
+		if ((s = er_apply(r, e, st_rng_below(&r->rng, n), err)))
+			return s;
+		made++;
+	}
+	if (!made) {
+		e->stuck = 1;
+		return ST_OK;
+	}
+	r->steps++;
+	e->res->steps++;
+	e->res->restarts++;
+	st_eval ev;
+	if ((s = er_eval(r, e, r->o->eval_pairs, ST_EVAL_QUICK, &ev, err)) || (s = note_eval(r, e, &ev, err)))
+		return s;
+	if (ev.status != ST_OK)         /* a rejected kick: the next round kicks again */
+		return er_goto(r, e, &e->best, err);
+	e->cur_ratio = ev.ratio;
+	e->converged = 0;
+	e->order_valid = 0;
+	progress(r, 0);
+	return ST_OK;
+}
+
 /* ---- confirmation ------------------------------------------------------------------ */
 
 /* The race's evaluator: go to candidate `cand`'s state and evaluate it. */
@@ -1004,9 +1043,11 @@ st_status st_search_run(const st_search_env *const *envs, size_t n_envs, st_poli
 		if (opts->method == ST_SEARCH_GREEDY) {
 			size_t live = 0;
 			for (size_t i = 0; i < n_envs; i++)
-				live += !r.er[i].converged;
+				live += opts->greedy_kick ? !r.er[i].stuck : !r.er[i].converged;
 			if (!live)
 				break;
+			if (e->converged && opts->greedy_kick && !e->stuck && (s = greedy_kick(&r, e, err)))
+				goto out;
 			if (!e->converged && (s = greedy_iter(&r, e, err)))
 				goto out;
 		} else if ((s = episode(&r, e, ppo, err))) {

@@ -440,6 +440,7 @@ static void result_counts(st_tune_result *r, const st_search_result *sr)
 	r->evals = sr->evals;
 	r->rejected = sr->rejected;
 	r->confirms = sr->confirms;
+	r->restarts = sr->restarts;
 	r->confirm_pairs_spent = sr->confirm_pairs_spent;
 	r->race_candidates = sr->race_candidates;
 	r->race_rounds = sr->race_rounds;

@@ -286,8 +286,8 @@ static st_search_opts base_opts(st_search_method m, uint64_t seed, uint64_t step
 
 /* Runs one search on a fresh toy and returns the true score of what it left;
  * confirm_min > 0 overrides the option of that name. */
-static double run_toy_min(st_search_method m, uint64_t layout, uint64_t seed, uint64_t steps, double sigma,
-			  double confirm_min, st_search_result *res_out)
+static double run_toy_kick(st_search_method m, uint64_t layout, uint64_t seed, uint64_t steps, double sigma,
+			   double confirm_min, unsigned kick, st_search_result *res_out)
 {
 	toy t;
 	toy_init(&t, 40, layout, seed * 7919 + 1, sigma);
@@ -296,6 +296,7 @@ static double run_toy_min(st_search_method m, uint64_t layout, uint64_t seed, ui
 	st_search_opts o = base_opts(m, seed, steps);
 	if (confirm_min > 0)
 		o.confirm_min = confirm_min;
+	o.greedy_kick = kick;
 	st_policy *p = NULL;
 	st_error err;
 	if (m == ST_SEARCH_PPO)
@@ -316,6 +317,12 @@ static double run_toy_min(st_search_method m, uint64_t layout, uint64_t seed, ui
 	st_policy_free(p);
 	toy_free(&t);
 	return score;
+}
+
+static double run_toy_min(st_search_method m, uint64_t layout, uint64_t seed, uint64_t steps, double sigma,
+			  double confirm_min, st_search_result *res_out)
+{
+	return run_toy_kick(m, layout, seed, steps, sigma, confirm_min, 0, res_out);
 }
 
 static double run_toy(st_search_method m, uint64_t layout, uint64_t seed, uint64_t steps, double sigma,
@@ -491,6 +498,60 @@ static void test_greedy_climbs(void **state)
 	assert_true(res.accepted);
 	assert_true(g > 0.0);
 	st_search_result_free(&res);
+}
+
+/* greedy_kick: a climb stuck at a local optimum restarts from the best state, kicked by a few
+ * random moves; with exact evaluations the result can only get better (the first climb is the
+ * same draw for draw), and the budget is spent instead of left. */
+static void test_greedy_kick_restarts(void **state)
+{
+	(void)state;
+	int better = 0;
+	for (uint64_t layout = 5; layout < 9; layout++) {
+		st_search_result a, b;
+		double plain = run_toy_kick(ST_SEARCH_GREEDY, layout, 1, 4000, 0.0, 0, 0, &a);
+		double kicked = run_toy_kick(ST_SEARCH_GREEDY, layout, 1, 4000, 0.0, 0, 3, &b);
+		fprintf(stderr, "  layout %llu: greedy %.4f (%llu steps), with kicks %.4f (%llu steps, %llu restarts)\n",
+			(unsigned long long)layout, plain, (unsigned long long)a.steps, kicked,
+			(unsigned long long)b.steps, (unsigned long long)b.restarts);
+		assert_true(a.steps < 4000 && a.restarts == 0);
+		assert_true(b.steps == 4000 && b.restarts > 0);
+		assert_true(kicked >= plain - 1e-12);
+		better += kicked > plain + 1e-9;
+		st_search_result_free(&a);
+		st_search_result_free(&b);
+	}
+	assert_true(better >= 1);
+	st_search_opts o;
+	st_error err;
+	st_search_opts_init(&o);
+	assert_int_equal(o.greedy_kick, 0);
+	assert_int_equal(st_search_opts_set(&o, "greedy_kick", "3", &err), ST_OK);
+	assert_int_equal(o.greedy_kick, 3);
+	assert_int_equal(st_search_opts_set(&o, "greedy_kick", "65", &err), ST_EINVAL);
+}
+
+/* A state with no legal move cannot be kicked: the search ends instead of spinning. */
+static void test_greedy_kick_without_moves_ends(void **state)
+{
+	(void)state;
+	toy t;
+	toy_init(&t, 40, 5, 1, 0.0);
+	for (size_t i = 0; i < t.n; i++)
+		t.kind[i] = TOY_BARRIER;   /* nothing may move */
+	t.dirty = 1;
+	st_search_env env = toy_env(&t, "toy");
+	const st_search_env *envs[] = {&env};
+	st_search_opts o = base_opts(ST_SEARCH_GREEDY, 1, 0);
+	o.seconds = 30;               /* would spin for 30 s if a stuck climb kept kicking */
+	o.greedy_kick = 3;
+	st_search_result res;
+	st_error err;
+	assert_int_equal(st_search_run(envs, 1, NULL, &o, &res, &err), ST_OK);
+	assert_true(res.steps == 0 && res.restarts == 0 && !res.accepted);
+	assert_true(res.seconds < 5);
+	st_search_result_free(&res);
+	toy_free(&t);
 }
 
 static void test_same_seed_same_result(void **state)
@@ -867,6 +928,8 @@ int main(void)
 		cmocka_unit_test(test_toy_env_sane),
 		cmocka_unit_test(test_ppo_beats_random),
 		cmocka_unit_test(test_greedy_climbs),
+		cmocka_unit_test(test_greedy_kick_restarts),
+		cmocka_unit_test(test_greedy_kick_without_moves_ends),
 		cmocka_unit_test(test_confirm_min),
 		cmocka_unit_test(test_same_seed_same_result),
 		cmocka_unit_test(test_confirmation_refuses_unproven),

@@ -133,6 +133,7 @@ static void report_json(const st_tune_result *r, const tune_report *t)
 	cJSON_AddNumberToObject(j, "evals", (double)r->evals);
 	cJSON_AddNumberToObject(j, "rejected", (double)r->rejected);
 	cJSON_AddNumberToObject(j, "confirms", (double)r->confirms);
+	cJSON_AddNumberToObject(j, "restarts", (double)r->restarts);
 	cJSON_AddNumberToObject(j, "seconds", r->seconds);
 	cJSON_AddNumberToObject(j, "steps_per_s", r->steps_per_s);
 	cJSON_AddNumberToObject(j, "eval_seconds", r->eval_seconds);
@@ -170,9 +171,12 @@ static void report_json(const st_tune_result *r, const tune_report *t)
 
 static void report_text(const st_tune_result *r, const tune_report *t)
 {
-	printf("%s: %s, reward %s, %llu steps in %.1f s (%.1f steps/s), %llu evaluations, %llu rejected\n",
+	printf("%s: %s, reward %s, %llu steps in %.1f s (%.1f steps/s), %llu evaluations, %llu rejected",
 	       r->kernel, t->method, t->gpu ? "gpu" : "model", (unsigned long long)r->steps, r->seconds, r->steps_per_s,
 	       (unsigned long long)r->evals, (unsigned long long)r->rejected);
+	if (r->restarts)
+		printf(", %llu restarts", (unsigned long long)r->restarts);
+	printf("\n");
 	double per = r->steps ? 1e3 / (double)r->steps : 0.0;
 	char over[96] = "";
 	if (r->policy_overlapped_seconds > 0) /* the part of PPO's work a worker did beside the search */
