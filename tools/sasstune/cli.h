@@ -19,6 +19,7 @@ enum {
 #define ST_COMMANDS(X)                                                                       \
 	X(inspect, "show a cubin: arch, kernels, instruction counts, records, relocations")   \
 	X(rewrite, "apply a schedule (moves per kernel) to a cubin")                          \
+	X(insert, "insert instruction slots through a kernel's padding (experiments)")        \
 	X(disasm, "decode a kernel: control fields, operands, defs/uses, classes, latencies") \
 	X(moves, "list the legal moves of a kernel")                                          \
 	X(shuffle, "apply a random walk of legal moves (for testing)")                        \
