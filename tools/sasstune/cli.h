@@ -22,6 +22,7 @@ enum {
 	X(insert, "insert instruction slots through a kernel's padding (experiments)")        \
 	X(disasm, "decode a kernel: control fields, operands, defs/uses, classes, latencies") \
 	X(moves, "list the legal moves of a kernel")                                          \
+	X(loops, "the loop study for software pipelining: loops, loads, trip counts")        \
 	X(shuffle, "apply a random walk of legal moves (for testing)")                        \
 	X(check, "report every constraint a rewritten cubin breaks")                          \
 	X(run, "verify and time a cubin on the GPU")                                          \
