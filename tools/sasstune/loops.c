@@ -45,6 +45,16 @@ static bool in_body(const st_sass_kernel *k, const lp_loop *l, uint32_t i)
 	return l->in[st_sass_insns(k)[i].block];
 }
 
+/* Body instruction j writes r (a predicate "written" by a memory instruction is its LDGSTS
+ * zero-fill operand, which the decode lists among the defs: not a write here). */
+static bool writes(const st_sass_kernel *k, const lp_loop *l, uint32_t j, const st_sass_reg *r)
+{
+	const st_sass_insn *x = &st_sass_insns(k)[j];
+	if (!in_body(k, l, j) || ((r->file == ST_RF_P || r->file == ST_RF_UP) && x->cls == ST_CLASS_MEMORY))
+		return false;
+	return lp_overlap(x->defs, x->ndefs, r, 1, true);
+}
+
 /* Add the body instructions computing the registers x reads before index `at` (latest write in
  * layout order, else one later in the body: carried around the back edge). */
 static void slice_of(const st_sass_kernel *k, const lp_loop *l, lp_load *ld, uint32_t at, int depth)
@@ -55,11 +65,11 @@ static void slice_of(const st_sass_kernel *k, const lp_loop *l, lp_load *ld, uin
 			continue;
 		uint32_t d = LP_NONE;
 		for (uint32_t j = at; j-- > l->first && d == LP_NONE;)
-			if (in_body(k, l, j) && lp_overlap(in[j].defs, in[j].ndefs, &x->uses[u], 1, true))
+			if (writes(k, l, j, &x->uses[u]))
 				d = j;
 		bool carried = false;
 		for (uint32_t j = l->last + 1; j-- > at && d == LP_NONE;)
-			if (in_body(k, l, j) && lp_overlap(in[j].defs, in[j].ndefs, &x->uses[u], 1, true))
+			if (writes(k, l, j, &x->uses[u]))
 				d = j, carried = true;
 		if (d == LP_NONE)
 			continue;

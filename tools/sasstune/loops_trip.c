@@ -101,7 +101,8 @@ static bool eval_insn(ev *e, uint32_t j, unsigned want, int depth, int64_t *v)
 	if (!strcmp(op, "CS2R") && n == 2 && !strcmp(t[1], "SRZ"))
 		return *v = 0, true;
 	unsigned base, off;
-	if ((!strcmp(op, "LDC") || !strcmp(op, "LDC.64")) && n == 2 && sscanf(t[0], "R%u", &base) == 1 &&
+	if ((!strcmp(op, "LDC") || !strcmp(op, "LDC.64") || !strcmp(op, "ULDC") || !strcmp(op, "ULDC.64")) && n == 2 &&
+	    sscanf(t[0] + (t[0][0] == 'U'), "R%u", &base) == 1 &&
 	    sscanf(t[1], "c[0x0][%x]", &off) == 1) {
 		char half[32];
 		snprintf(half, sizeof half, "c[0x0][0x%x]", off + 4 * (want - base));
