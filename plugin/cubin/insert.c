@@ -154,7 +154,7 @@ static st_status insert_checks(st_cubin *c, size_t k, size_t slot, size_t *pad, 
 st_status st_cubin_insert(st_cubin *c, size_t k, size_t slot, const uint8_t word[16], st_error *err)
 {
 	uint8_t nop[16];
-	size_t pad;
+	size_t pad = 0;
 	st_status rc = insert_checks(c, k, slot, &pad, err);
 	if (rc)
 		return rc;
