@@ -211,7 +211,7 @@ static void load_text(const st_sass_insn *in, const lp_load *ld)
 		       ld->dist, ld->wraps ? " (next pass)" : "");
 }
 
-static cJSON *loop_json(const st_sass_insn *in, const lp_loop *l)
+static cJSON *loop_json(const st_sass_insn *in, const lp_loop *l, const char *dead)
 {
 	cJSON *o = cJSON_CreateObject(), *ls = cJSON_CreateArray();
 	char sb[64];
@@ -225,6 +225,7 @@ static cJSON *loop_json(const st_sass_insn *in, const lp_loop *l)
 	cJSON_AddNumberToObject(o, "cycles", l->cycles);
 	sb_list(sb, sizeof sb, l->sb_set, false);
 	cJSON_AddStringToObject(o, "sb_free", sb);
+	cJSON_AddStringToObject(o, "free_registers", dead);
 	if (l->trips >= 0)
 		cJSON_AddNumberToObject(o, "trips", (double)l->trips);
 	else
@@ -237,7 +238,7 @@ static cJSON *loop_json(const st_sass_insn *in, const lp_loop *l)
 	return o;
 }
 
-static void loop_text(const st_sass_insn *in, const lp_loop *l, size_t i)
+static void loop_text(const st_sass_insn *in, const lp_loop *l, size_t i, const char *dead)
 {
 	char sb[64], sf[64];
 	sb_list(sb, sizeof sb, l->sb_set, true);
@@ -250,9 +251,22 @@ static void loop_text(const st_sass_insn *in, const lp_loop *l, size_t i)
 		printf("    trips %ld: %s\n", l->trips, l->trip);
 	else
 		printf("    trips %s\n", l->trip[0] ? l->trip : "unknown (no --launch)");
+	printf("    registers free in the loop (untouched there, dead at its exits): %s\n", dead);
 	printf("    loads: %zu\n", l->nloads);
 	for (size_t j = 0; j < l->nloads; j++)
 		load_text(in, &l->loads[j]);
+}
+
+/* "R12 R40..R47 (9)": the registers free in loop l (lp_loop_free), into buf. */
+static const char *loop_free(const st_sass_kernel *sk, const lp_loop *l, unsigned count, char *buf, size_t n)
+{
+	uint8_t fr[256];
+	size_t c = lp_loop_free(sk, l, count > 256 ? 256 : count, fr);
+	for (unsigned x = 0; x < 256; x++)
+		fr[x] = !fr[x]; /* free_list lists the untouched (0) ones */
+	free_list(buf, n - 8, fr, count > 256 ? 256 : count, 'R');
+	snprintf(buf + strlen(buf), 8, " (%zu)", c);
+	return buf;
 }
 
 /* The largest block's second slot: where a kernel without loops spends its issue slots. */
@@ -279,7 +293,7 @@ static st_status study(const st_cubin *c, size_t k, const st_sass_kernel *sk, co
 		return rc;
 	const st_sass_insn *in = st_sass_insns(sk);
 	res r;
-	char fr[512], fp[64];
+	char fr[512], fp[64], fl[512];
 	resources(c, k, sk, threads, &r);
 	free_list(fr, sizeof fr, r.r, r.regs, 'R');
 	free_list(fp, sizeof fp, r.p, 7, 'P');
@@ -300,7 +314,7 @@ static st_status study(const st_cubin *c, size_t k, const st_sass_kernel *sk, co
 			cJSON_AddNumberToObject(o, "registers_same_occupancy", r.keep);
 		cJSON_AddNumberToObject(o, "hot_slot", hot_slot(sk));
 		for (size_t i = 0; i < n; i++)
-			cJSON_AddItemToArray(ls, loop_json(in, &l[i]));
+			cJSON_AddItemToArray(ls, loop_json(in, &l[i], loop_free(sk, &l[i], r.regs, fl, sizeof fl)));
 		cJSON_AddItemToObject(o, "loops", ls);
 		cJSON_AddItemToArray(out, o);
 	} else {
@@ -312,7 +326,7 @@ static st_status study(const st_cubin *c, size_t k, const st_sass_kernel *sk, co
 			       threads);
 		printf("\n  loops: %zu\n", n);
 		for (size_t i = 0; i < n; i++)
-			loop_text(in, &l[i], i);
+			loop_text(in, &l[i], i, loop_free(sk, &l[i], r.regs, fl, sizeof fl));
 	}
 	lp_free(l, n);
 	return ST_OK;

@@ -248,3 +248,58 @@ void lp_free(lp_loop *l, size_t n)
 	}
 	free(l);
 }
+
+/* Is R`r` read on some path from the start of block b before an unpredicated write? */
+static bool live_from(const st_sass_kernel *k, size_t nb, uint32_t b0, unsigned r, uint8_t *seen, uint32_t *stack)
+{
+	const st_sass_insn *in = st_sass_insns(k);
+	st_sass_reg reg = {(uint16_t)r, ST_RF_R, 1, 0};
+	size_t sp = 0;
+	memset(seen, 0, nb);
+	seen[b0] = 1;
+	stack[sp++] = b0;
+	while (sp) {
+		uint32_t b = stack[--sp], f, c;
+		int32_t su[2];
+		st_sass_block(k, b, &f, &c, su);
+		bool killed = false;
+		for (uint32_t i = f; i < f + c && !killed; i++) {
+			if (lp_overlap(in[i].uses, in[i].nuses, &reg, 1, false))
+				return true;
+			killed = in[i].guard < 0 && lp_overlap(in[i].defs, in[i].ndefs, &reg, 1, false);
+		}
+		for (int e = 0; e < 2 && !killed; e++)
+			if (su[e] >= 0 && (size_t)su[e] < nb && !seen[su[e]])
+				seen[su[e]] = 1, stack[sp++] = (uint32_t)su[e];
+	}
+	return false;
+}
+
+size_t lp_loop_free(const st_sass_kernel *k, const lp_loop *l, unsigned count, uint8_t *out)
+{
+	const st_sass_insn *in = st_sass_insns(k);
+	size_t nb = st_sass_block_count(k), n = 0;
+	uint8_t *seen = calloc(nb + 1, 1);
+	uint32_t *stack = calloc(nb + 1, sizeof *stack);
+	memset(out, 0, count);
+	for (unsigned r = 0; r < count && seen && stack; r++) {
+		st_sass_reg reg = {(uint16_t)r, ST_RF_R, 1, 0};
+		bool ok = r != 1; /* R1, the stack pointer, is kept */
+		for (uint32_t i = l->first; i <= l->last && ok; i++)
+			ok = !l->in[in[i].block] || (!lp_overlap(in[i].uses, in[i].nuses, &reg, 1, false) &&
+						     !lp_overlap(in[i].defs, in[i].ndefs, &reg, 1, false));
+		for (size_t b = 0; b < nb && ok; b++) { /* not live into the loop's exits */
+			uint32_t f, c;
+			int32_t su[2];
+			st_sass_block(k, b, &f, &c, su);
+			for (int e = 0; e < 2 && ok && l->in[b]; e++)
+				if (su[e] >= 0 && (size_t)su[e] < nb && !l->in[su[e]])
+					ok = !live_from(k, nb, (uint32_t)su[e], r, seen, stack);
+		}
+		out[r] = ok;
+		n += ok;
+	}
+	free(seen);
+	free(stack);
+	return n;
+}

@@ -55,6 +55,10 @@ st_status lp_analyse(const st_sass_kernel *k, lp_loop **out, size_t *n, st_error
 void lp_free(lp_loop *l, size_t n);
 /* Fill l->trips / entered / trip from the exit test at the back edge (loops_trip.c). */
 void lp_trip(const st_sass_kernel *k, lp_loop *l, const lp_params *p);
+/* R registers below `count` (R1, the stack pointer, excepted) that the loop neither reads nor
+ * writes and that are dead on every exit from it (so not live across it): out[r] = 1; returns
+ * how many.  Free for a prefetch. */
+size_t lp_loop_free(const st_sass_kernel *k, const lp_loop *l, unsigned count, uint8_t *out);
 /* Registers overlap (same file, index ranges meet). */
 bool lp_overlap(const st_sass_reg *a, size_t na, const st_sass_reg *b, size_t nb, bool skip_guard);
 
