@@ -134,5 +134,13 @@ st_status st_cubin_set_ctrl(st_cubin *c, size_t k, size_t slot, const uint8_t wo
 /* Replace the register fields (bytes 2, 3, 4, 8: Rd, Ra, Rb, Rc) of the instruction now in `slot` with
  * word's; any other difference is refused (the sched rename family, plugin/cubin/regs.c). */
 st_status st_cubin_set_regs(st_cubin *c, size_t k, size_t slot, const uint8_t word[16], st_error *err);
+/* Insertion (plugin/cubin/insert.c): the trailing NOP padding after the last EXIT / self-branch,
+ * named by no reference, gives slots.  insertable: how many.  insert: the last padding NOP moves
+ * to `slot` (old slots slot.. move down one; every reference keeps naming its instruction, so a
+ * branch to the old `slot` skips the new one) and takes `word` (NULL: NOP, stall 1); all or
+ * nothing.  set_word: a new word for an inserted slot only.  Words naming code are refused. */
+size_t st_cubin_insertable(const st_cubin *c, size_t k);
+st_status st_cubin_insert(st_cubin *c, size_t k, size_t slot, const uint8_t word[16], st_error *err);
+st_status st_cubin_set_word(st_cubin *c, size_t k, size_t slot, const uint8_t word[16], st_error *err);
 
 #endif

@@ -526,6 +526,11 @@ void st_cubin_free(st_cubin *c)
 			free(c->cum[k]);
 		free(c->cum);
 	}
+	if (c->ins) {
+		for (size_t k = 0; k < c->v.nkernels; k++)
+			free(c->ins[k]);
+		free(c->ins);
+	}
 	st_cubin_view_free(&c->v);
 	st_cubin_view_free(&c->ov);
 	free(c->image);

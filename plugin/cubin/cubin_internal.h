@@ -48,6 +48,7 @@ struct st_cubin {
 	st_cubin_view ov; /* parsed from orig */
 	st_cubin_view v;  /* parsed from image (aliases ov's content while nothing moved) */
 	uint32_t **cum;
+	uint8_t **ins; /* per kernel, per original slot: 1 when st_cubin_insert wrote it (insert.c) */
 };
 
 /* Parse image into a fresh view (ok only if the whole file is consistent). */

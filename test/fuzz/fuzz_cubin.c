@@ -1,5 +1,6 @@
-/* Fuzz target for the cubin reader: read, look at everything, write back, and move a few
- * instructions of every kernel that allows it (then move them back). */
+/* Fuzz target for the cubin reader: read, look at everything, write back, move a few
+ * instructions of every kernel that allows it (then move them back), and insert a NOP through
+ * each kernel's padding. */
 #include "sasstune/cubin.h"
 
 #include <stdlib.h>
@@ -65,6 +66,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				abort(); /* and give the input back */
 		}
 		free(p);
+	}
+	for (size_t k = 0; k < st_cubin_kernel_count(c); k++) { /* insertion (changes the file: last) */
+		size_t n = st_cubin_kernel(c, k)->insn_count, pad = st_cubin_insertable(c, k);
+		if (pad > n || (pad && n - pad < 2))
+			abort(); /* the padding follows at least an EXIT / self-branch and one more slot */
+		if (!pad)
+			continue;
+		size_t at = 1 + size % (n - pad - 1), before_size;
+		const uint8_t *before = st_cubin_data(c, &before_size);
+		uint8_t *copy = malloc(before_size ? before_size : 1);
+		if (!copy)
+			break;
+		memcpy(copy, before, before_size);
+		st_status rc = st_cubin_insert(c, k, at, NULL, &err);
+		out = st_cubin_data(c, &out_size);
+		if (rc == ST_OK ? st_cubin_insertable(c, k) != pad - 1
+				: (!err.msg[0] || strchr(err.msg, '\n') || out_size != before_size || memcmp(out, copy, out_size)))
+			abort(); /* one slot used, or refused with one line and nothing changed */
+		free(copy);
 	}
 	st_cubin_free(c);
 	return 0;

@@ -19,8 +19,10 @@ enum {
 #define ST_COMMANDS(X)                                                                       \
 	X(inspect, "show a cubin: arch, kernels, instruction counts, records, relocations")   \
 	X(rewrite, "apply a schedule (moves per kernel) to a cubin")                          \
+	X(insert, "insert instruction slots through a kernel's padding (experiments)")        \
 	X(disasm, "decode a kernel: control fields, operands, defs/uses, classes, latencies") \
 	X(moves, "list the legal moves of a kernel")                                          \
+	X(loops, "the loop study for software pipelining: loops, loads, trip counts")        \
 	X(shuffle, "apply a random walk of legal moves (for testing)")                        \
 	X(check, "report every constraint a rewritten cubin breaks")                          \
 	X(run, "verify and time a cubin on the GPU")                                          \

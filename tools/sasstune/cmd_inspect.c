@@ -12,8 +12,10 @@ static void usage(FILE *out)
 {
 	fprintf(out, "usage: sasstune inspect CUBIN [--json]\n\n"
 		     "Show what a cubin holds: the SM and ELF flavour, every kernel (.text.<name>) with its\n"
-		     "instruction count and whether sasstune can rewrite it, the .nv.info records (named\n"
-		     "where known, with their payload words), relocations, constant banks and symbols.\n\n"
+		     "instruction count, whether sasstune can rewrite it and how many never-run padding\n"
+		     "NOP slots (after the last EXIT / self-branch) `sasstune insert` can use, the .nv.info\n"
+		     "records (named where known, with their payload words), relocations, constant banks and\n"
+		     "symbols.\n\n"
 		     "options:\n"
 		     "  --json    print one JSON object instead of text\n"
 		     "  -h, --help\n\n"
@@ -77,6 +79,7 @@ static void print_text(const st_cubin *c)
 			printf("    not rewritable: %s\n", err.msg);
 		else
 			printf("    rewritable\n");
+		printf("    %zu padding slots insertable\n", st_cubin_insertable(c, k));
 	}
 	size_t ni = st_cubin_nvinfo_count(c);
 	printf("records: %zu\n", ni);
@@ -155,6 +158,7 @@ static cJSON *json_of(const st_cubin *c)
 		cJSON_AddBoolToObject(j, "rewritable", rc == ST_OK);
 		if (rc)
 			cJSON_AddStringToObject(j, "not_rewritable_because", err.msg);
+		cJSON_AddNumberToObject(j, "insertable", (double)st_cubin_insertable(c, k));
 		cJSON *refs = cJSON_AddArrayToObject(j, "code_refs");
 		static const char *const kinds[] = {"branch",	  "self",   "return", "attr",
 						    "jump_table", "reloc", "symbol", "literal"};
