@@ -46,9 +46,8 @@ void st_runtime_options_init(st_runtime_options *o)
 	o->seed = 1;
 	o->bootstrap = 2000;
 	o->tolerance = 1e-3;
-	o->timeout_s = 5;
-	const char *c = getenv("SASSTUNE_CHECK_REFERENCE"); /* for callers without the option: the tuner, the pass */
-	o->check_reference = c && *c && strcmp(c, "0") != 0;
+	o->timeout_s = 5; /* nothing here reads the environment: check_reference stays off (the CLI and the
+			   * pass turn it on from $SASSTUNE_CHECK_REFERENCE themselves) */
 }
 
 /* ---- finding the worker ---- */

@@ -48,9 +48,9 @@ typedef struct st_runtime_options {
 	int device;           /* CUDA device ordinal (default 0) */
 	const char *worker;   /* sasstune-worker path, NULL: search */
 	const char *libcuda;  /* driver library, NULL: $SASSTUNE_LIBCUDA, else "libcuda.so.1" */
-	bool check_reference; /* after each OK verification, st_session_check_reference (default off,
-			       * on with $SASSTUNE_CHECK_REFERENCE=1; st_estimate_run always on): one
-			       * more reference run per input set for every verified candidate */
+	bool check_reference; /* after each OK verification, st_session_check_reference (default off; the
+			       * CLI and the pass set it from $SASSTUNE_CHECK_REFERENCE; st_estimate_run always
+			       * on): one more reference run per input set for every verified candidate */
 } st_runtime_options;
 
 void st_runtime_options_init(st_runtime_options *opt);

@@ -250,6 +250,7 @@ static void produce(st_plugin_result *r, const struct run_ctx *c, const char *wh
 		o.search.steps = 0;
 		o.search.seconds = (double)budget;
 		o.runtime.device = c->set->device; /* the launch's device (options_json "device") */
+		o.runtime.check_reference = c->set->check_reference != 0; /* SASSTUNE_CHECK_REFERENCE */
 		o.aim = c->set->aim ? "auto" : NULL; /* SASSTUNE_AIM (docs/profile.md) */
 		st_pass_variant_pick pick; /* variants_stage.c: the search starts from its winner (same device) */
 		st_pass__variants_run(&c->vkey, c->k2, c->cubin, c->size, c->fields.kernel, spec, &pick);

@@ -18,6 +18,8 @@
  *   -                   device                CUDA device ordinal to tune on (default "0"), as the
  *                                             calling process sees it (CUDA_VISIBLE_DEVICES applies)
  *   SASSTUNE_REDIS*     redis*                the fleet tier (pass_redis_settings.c, pass_fleet.c)
+ *   SASSTUNE_CHECK_REFERENCE  -               anything but "" or "0": check the reference after every
+ *                                             verified candidate (st_runtime_options.check_reference)
  */
 #ifndef ST_PASS_INTERNAL_H
 #define ST_PASS_INTERNAL_H
@@ -58,6 +60,7 @@ typedef struct st_pass_settings {
 	st_pass_variants variants; /* default auto */
 	st_pass_redis redis;
 	int aim;                 /* 1: aimed proposals from a CUPTI profile at the start (aim=auto); default off */
+	int check_reference;     /* SASSTUNE_CHECK_REFERENCE: handed to the search's and the variants' runtime */
 } st_pass_settings;
 
 #define ST_PASS_BUDGET_DEFAULT 300 /* seconds of tuning per kernel when SASSTUNE_BUDGET is not set */
@@ -108,6 +111,7 @@ typedef struct st_pass_variants_key {
 	char why[160]; /* when !run and the record has PTX: why not, for the log */
 	char probe_dir[4096]; /* <cache dir>/ptxas-probes: the binaries' remembered versions ("" none) */
 	int device;           /* the settings' CUDA ordinal: the stage measures there (not part of the key) */
+	int check_reference;  /* the settings' check_reference, for the stage's runtime (not part of the key) */
 } st_pass_variants_key;
 
 /* Resolve the setting and fill vk; point fields->variants / ptxas_options at it

@@ -1,6 +1,7 @@
 /* The pass's settings: environment first, then options_json.  Both are outside
  * input; a bad value is an error naming the setting, never a crash. */
 #include "pass_internal.h"
+#include "util/util.h"
 
 #include <cJSON.h>
 #include <stdio.h>
@@ -157,6 +158,7 @@ st_status st_pass__settings_load(st_pass_settings *s, const char *options_json, 
 	s->budget_seconds = ST_PASS_BUDGET_DEFAULT;
 	s->log_level = ST_LOG_WARN;
 	st_pass__redis_defaults(&s->redis);
+	s->check_reference = st_env_on("SASSTUNE_CHECK_REFERENCE"); /* no options_json key; never an error */
 	st_status rc = ST_OK;
 	for (size_t i = 0; rc == ST_OK && i < sizeof envs / sizeof envs[0]; i++) {
 		const char *v = getenv(envs[i].env);

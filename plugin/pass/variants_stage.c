@@ -26,6 +26,7 @@ void st_pass__variants_opts(const st_plugin_kernel2 *k, const st_pass_variants_k
 	o->stock_ptxas = k->ptxas_path && *k->ptxas_path ? k->ptxas_path : NULL;
 	o->base_options = k->ptxas_options && *k->ptxas_options ? k->ptxas_options : NULL;
 	o->runtime.device = vk->device; /* measure on the launch's device, like the search */
+	o->runtime.check_reference = vk->check_reference != 0;
 }
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
@@ -57,6 +58,7 @@ void st_pass__variants_key(const st_pass_settings *s, const st_plugin_kernel2 *k
 {
 	memset(vk, 0, sizeof *vk);
 	vk->device = s->device;
+	vk->check_reference = s->check_reference;
 	if (!k->ptx || !*k->ptx)
 		return; /* a v1 caller, or no PTX: the stock path, silently */
 	if (s->variants == ST_VARIANTS_OFF) {

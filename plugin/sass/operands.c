@@ -122,6 +122,68 @@ static void parse_brackets(struct opnd *o, const char *s, size_t n)
 	}
 }
 
+/* A memory operand (and an indirect constant) whose first '[' is at s[pre]: [..], desc[..][..],
+ * gdesc[..], c[..][..], cx[..][..].  Every register inside the groups is read. */
+static void parse_mem(struct opnd *o, size_t pre)
+{
+	const char *s = o->s;
+	size_t n = o->n;
+	if ((pre == 4 && !memcmp(s, "desc", 4)) || (pre == 5 && !memcmp(s, "gdesc", 5)))
+		o->is_desc = 1;
+	o->kind = OK_MEM;
+	size_t i = pre;
+	int group = 0;
+	while (i < n && s[i] == '[') {
+		const char *close = memchr(s + i, ']', n - i);
+		if (!close)
+			break;
+		size_t len = (size_t)(close - (s + i)) - 1;
+		unsigned before = o->nsub;
+		parse_brackets(o, s + i + 1, len);
+		/* desc[URx] and gdesc[URx] name uniform descriptors: a pair / A,B pairs */
+		if (o->is_desc && group == 0 && o->nsub > before)
+			o->subs[before].count = s[0] == 'g' ? 4 : 2;
+		i += len + 2;
+		group++;
+	}
+}
+
+/* What follows the prefix characters (s, n: the rest of the operand): an immediate, a special
+ * register, every predicate (PR, UPR) or a register (neg: a '!' came before it); else OK_OTHER. */
+static void parse_value(struct opnd *o, const char *s, size_t n, int neg)
+{
+	if (n && isdigit((unsigned char)s[0])) {
+		o->kind = OK_IMM;
+		return;
+	}
+	if (n >= 3 && (!strncmp(s, "INF", 3) || !strncmp(s, "NAN", 3) || !strncmp(s, "QNAN", 4))) {
+		o->kind = OK_IMM;
+		return;
+	}
+	if (n >= 3 && !memcmp(s, "SR", 2) && (s[2] == '_' || s[2] == 'Z')) {
+		o->kind = OK_SPECIAL;
+		return;
+	}
+	if ((n == 2 && !memcmp(s, "PR", 2)) || (n == 3 && !memcmp(s, "UPR", 3))) {
+		o->kind = OK_SPECIAL;
+		o->all_preds = s[0] == 'U' ? 2 : 1;
+		return;
+	}
+	uint8_t f, z;
+	uint16_t idx;
+	size_t len = reg_name(s, n, &f, &idx, &z);
+	if (!len)
+		return;
+	o->kind = OK_REG;
+	o->file = f;
+	o->index = idx;
+	o->zero = z;
+	o->neg = (uint8_t)neg;
+	o->wide = 1;
+	if (len + 3 <= n && !memcmp(s + len, ".64", 3))
+		o->wide = 2;
+}
+
 static void parse_opnd(struct opnd *o)
 {
 	const char *s = o->s;
@@ -137,28 +199,9 @@ static void parse_opnd(struct opnd *o)
 		o->kind = OK_LIST;
 		return;
 	}
-	/* memory: [..], desc[..][..], gdesc[..], c[..][..], cx[..][..] */
 	const char *br = memchr(s, '[', n);
 	if (br) {
-		size_t pre = (size_t)(br - s);
-		if ((pre == 4 && !memcmp(s, "desc", 4)) || (pre == 5 && !memcmp(s, "gdesc", 5)))
-			o->is_desc = 1;
-		o->kind = OK_MEM;
-		size_t i = pre;
-		int group = 0;
-		while (i < n && s[i] == '[') {
-			const char *close = memchr(s + i, ']', n - i);
-			if (!close)
-				break;
-			size_t len = (size_t)(close - (s + i)) - 1;
-			unsigned before = o->nsub;
-			parse_brackets(o, s + i + 1, len);
-			/* desc[URx] and gdesc[URx] name uniform descriptors: a pair / A,B pairs */
-			if (o->is_desc && group == 0 && o->nsub > before)
-				o->subs[before].count = s[0] == 'g' ? 4 : 2;
-			i += len + 2;
-			group++;
-		}
+		parse_mem(o, (size_t)(br - s));
 		return;
 	}
 	size_t i = 0;
@@ -168,37 +211,7 @@ static void parse_opnd(struct opnd *o)
 			neg = 1;
 		i++;
 	}
-	if (i < n && isdigit((unsigned char)s[i])) {
-		o->kind = OK_IMM;
-		return;
-	}
-	if (n - i >= 3 && (!strncmp(s + i, "INF", 3) || !strncmp(s + i, "NAN", 3) || !strncmp(s + i, "QNAN", 4))) {
-		o->kind = OK_IMM;
-		return;
-	}
-	if (n - i >= 3 && !memcmp(s + i, "SR", 2) && (s[i + 2] == '_' || s[i + 2] == 'Z')) {
-		o->kind = OK_SPECIAL;
-		return;
-	}
-	if ((n - i == 2 && !memcmp(s + i, "PR", 2)) || (n - i == 3 && !memcmp(s + i, "UPR", 3))) {
-		o->kind = OK_SPECIAL;
-		o->all_preds = s[i] == 'U' ? 2 : 1;
-		return;
-	}
-	uint8_t f, z;
-	uint16_t idx;
-	size_t len = reg_name(s + i, n - i, &f, &idx, &z);
-	if (len) {
-		o->kind = OK_REG;
-		o->file = f;
-		o->index = idx;
-		o->zero = z;
-		o->neg = (uint8_t)neg;
-		o->wide = 1;
-		if (i + len + 3 <= n && !memcmp(s + i + len, ".64", 3))
-			o->wide = 2;
-		return;
-	}
+	parse_value(o, s + i, n - i, neg);
 }
 
 /* Split "a, b, c" at top-level commas. */

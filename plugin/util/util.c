@@ -141,3 +141,9 @@ void st_buf_free(st_buf *b)
 	b->data = NULL;
 	b->len = b->cap = 0;
 }
+
+int st_env_on(const char *name)
+{
+	const char *v = getenv(name);
+	return v && *v && strcmp(v, "0") != 0;
+}

@@ -25,6 +25,10 @@ st_status st_buf_append(st_buf *b, const void *data, size_t n);
 st_status st_buf_printf(st_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void st_buf_free(st_buf *b);
 
+/* Whether environment variable `name` is set to anything but "" or "0" (a switch such as
+ * SASSTUNE_CHECK_REFERENCE, read by the pass's settings and the CLI, never by the runtime). */
+int st_env_on(const char *name);
+
 /* Little-endian loads and stores. */
 static inline uint32_t st_le32(const uint8_t *p)
 {

@@ -1,6 +1,7 @@
 /* The pass's variants setting: SASSTUNE_VARIANTS and options_json "variants"
  * (on, off, auto; default auto; options_json wins over the environment); any
- * other value is an error naming where it came from and what is expected. */
+ * other value is an error naming where it came from and what is expected.
+ * And SASSTUNE_CHECK_REFERENCE, read here for the runtime. */
 #include "testutil.h"
 #include "pass/pass_internal.h"
 
@@ -66,12 +67,37 @@ static void test_pass_settings__variants_bad_values(void **state)
 	assert_non_null(strstr(err.msg, "expected a string"));
 }
 
+/* SASSTUNE_CHECK_REFERENCE is read here (the runtime does not read it): anything but "" or "0" is
+ * on; never an error; no options_json key turns it off. */
+static void test_pass_settings__check_reference(void **state)
+{
+	(void)state;
+	st_pass_settings s;
+	st_error err;
+	unsetenv("SASSTUNE_CHECK_REFERENCE");
+	assert_int_equal(st_pass__settings_load(&s, NULL, &err), ST_OK);
+	assert_false(s.check_reference);
+	st_pass__settings_free(&s);
+	static const struct {
+		const char *v;
+		int want;
+	} cases[] = {{"1", 1}, {"yes", 1}, {"0", 0}, {"", 0}};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		setenv("SASSTUNE_CHECK_REFERENCE", cases[i].v, 1);
+		assert_int_equal(st_pass__settings_load(&s, "{\"mode\": \"tune\"}", &err), ST_OK);
+		assert_int_equal(s.check_reference != 0, cases[i].want);
+		st_pass__settings_free(&s);
+	}
+	unsetenv("SASSTUNE_CHECK_REFERENCE");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pass_settings__variants_values),
 		cmocka_unit_test(test_pass_settings__variants_environment),
 		cmocka_unit_test(test_pass_settings__variants_bad_values),
+		cmocka_unit_test(test_pass_settings__check_reference),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -138,16 +138,30 @@ static void test_host_compare(void **state)
 	st_launch_free(l);
 }
 
+/* The runtime reads no SASSTUNE_CHECK_REFERENCE: the option is off whatever the environment says
+ * (the CLI and the pass read the variable and set the option; test_pass_settings, test_run_command). */
+static void test_options_ignore_environment(void **state)
+{
+	(void)state;
+	static const char *const values[] = {"1", "yes", "0", ""};
+	for (size_t i = 0; i < sizeof values / sizeof values[0]; i++) {
+		setenv("SASSTUNE_CHECK_REFERENCE", values[i], 1);
+		st_runtime_options o;
+		memset(&o, 0xff, sizeof o);
+		st_runtime_options_init(&o);
+		assert_false(o.check_reference);
+	}
+	unsetenv("SASSTUNE_CHECK_REFERENCE");
+}
+
 /* With check_reference, the culprit itself is caught: after its ok, the check finds the
  * contamination; verified again alone in a fresh worker and checked, it is to blame. */
 static void test_check_option(void **state)
 {
 	(void)state;
 	st_runtime_options o;
-	setenv("SASSTUNE_CHECK_REFERENCE", "1", 1); /* the default for callers without the option */
 	options(&o);
-	unsetenv("SASSTUNE_CHECK_REFERENCE");
-	assert_true(o.check_reference);
+	o.check_reference = true;
 	st_launch *l = st_test_mock_spec();
 	st_session *s = open_ok(&o, l);
 	st_error err = {0};
@@ -246,6 +260,18 @@ static void test_run_command(void **state)
 	if (rc != 1 || !strstr(out, "candidate 1/2 stray.cubin: mismatch: the candidate wrote outside its buffers") ||
 	    !strstr(out, "candidate 2/2 honest.cubin: ok") || !strstr(out, "2 contaminations"))
 		fail_msg("run --check-reference: exit %d, output:\n%s", rc, out);
+	/* the variable is the flag's equal ("0" is off) */
+	setenv("SASSTUNE_CHECK_REFERENCE", "1", 1);
+	rc = sasstune(dir, "run stray.cubin honest.cubin --reference ref.cubin --launch spec.json --no-time", out,
+		      sizeof out);
+	if (rc != 1 || !strstr(out, "candidate 1/2 stray.cubin: mismatch: the candidate wrote outside its buffers") ||
+	    !strstr(out, "2 contaminations"))
+		fail_msg("SASSTUNE_CHECK_REFERENCE=1 run: exit %d, output:\n%s", rc, out);
+	setenv("SASSTUNE_CHECK_REFERENCE", "0", 1);
+	rc = sasstune(dir, args, out, sizeof out);
+	if (rc != 0 || !strstr(out, "\"reference_checks\":\t2"))
+		fail_msg("SASSTUNE_CHECK_REFERENCE=0 run: exit %d, output:\n%s", rc, out);
+	unsetenv("SASSTUNE_CHECK_REFERENCE");
 	rc = sasstune(dir, "compare ref.cubin stray.cubin --launch spec.json --warmup-ms 1", out, sizeof out);
 	if (rc != 1 || !strstr(out, "stray.cubin: mismatch: the candidate wrote outside its buffers"))
 		fail_msg("compare: exit %d, output:\n%s", rc, out);
@@ -257,6 +283,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_clean),
+		cmocka_unit_test(test_options_ignore_environment),
 		cmocka_unit_test(test_honest_after_stray),
 		cmocka_unit_test(test_host_compare),
 		cmocka_unit_test(test_check_option),

@@ -16,13 +16,19 @@
 
 bool cc_verbose;
 
+/* "sasstune-cc: message" and a newline on stderr. */
+static void vmsg(const char *fmt, va_list ap)
+{
+	fputs("sasstune-cc: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
 void cc_msg(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	fputs("sasstune-cc: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	vmsg(fmt, ap);
 	va_end(ap);
 }
 
@@ -32,9 +38,7 @@ void cc_log(const char *fmt, ...)
 		return;
 	va_list ap;
 	va_start(ap, fmt);
-	fputs("sasstune-cc: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	vmsg(fmt, ap);
 	va_end(ap);
 }
 

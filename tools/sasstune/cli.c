@@ -12,7 +12,9 @@
  *   - the text ends with one "exit status: 0 ..., 1 ..., 2 usage error" line;
  *   - no line is longer than 100 columns. */
 #include "cli.h"
+#include "sasstune/runtime.h"
 #include "sasstune/version.h"
+#include "util/util.h"
 
 #include <cJSON.h>
 #include <stdarg.h>
@@ -34,6 +36,12 @@ int st_cli_fail(const char *cmd, const st_error *err)
 {
 	st_cli_error(cmd, "%s", err->msg[0] ? err->msg : st_status_str(err->code));
 	return ST_EXIT_FAIL;
+}
+
+void st_cli_runtime_env(st_runtime_options *o)
+{
+	if (st_env_on("SASSTUNE_CHECK_REFERENCE"))
+		o->check_reference = true;
 }
 
 int st_cli_not_implemented(const char *cmd)

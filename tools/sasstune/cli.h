@@ -39,6 +39,12 @@ enum {
 ST_COMMANDS(ST_DECLARE_CMD)
 #undef ST_DECLARE_CMD
 
+/* What the GPU commands (run, compare, noise, tune, train, variants) take from the environment
+ * for their runtime; the runtime library reads no such switch itself: $SASSTUNE_CHECK_REFERENCE
+ * (anything but "" or "0") turns o->check_reference on (docs/runtime.md). */
+struct st_runtime_options;
+void st_cli_runtime_env(struct st_runtime_options *o);
+
 /* Print "sasstune CMD: message" on stderr. */
 void st_cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -152,7 +152,7 @@ cJSON *st_cache_cli_entry_json(const st_cache_info *i)
 }
 
 /* One text line of list. */
-void st_cache_cli_print_line(const char *key, const st_cache_info *i)
+static void print_line(const char *key, const st_cache_info *i)
 {
 	char gpu[300], result[160];
 	snprintf(gpu, sizeof gpu, "%s (%s)", i->gpu_name, i->compute_capability);
@@ -164,6 +164,28 @@ void st_cache_cli_print_line(const char *key, const st_cache_info *i)
 	if (i->stale)
 		printf("  stale: legality %s, this sasstune's is %d", i->legality_version, ST_LEGALITY_VERSION);
 	printf("\n");
+}
+
+int st_cache_cli_list_entry(int json, cJSON *entries, const char *key, const st_cache_info *i, const char *problem)
+{
+	if (!json) {
+		if (i)
+			print_line(key, i);
+		else
+			printf("%.12s  invalid: %s\n", key, problem);
+		return 0;
+	}
+	cJSON *item = i ? st_cache_cli_entry_json(i) : cJSON_CreateObject();
+	if (item && !i) {
+		cJSON_AddStringToObject(item, "key", key);
+		cJSON_AddFalseToObject(item, "valid");
+		cJSON_AddStringToObject(item, "problem", problem);
+	}
+	if (!item || !cJSON_AddItemToArray(entries, item)) {
+		cJSON_Delete(item);
+		return 1;
+	}
+	return 0;
 }
 
 int st_cache_cli_print_json(cJSON *o)
@@ -198,24 +220,7 @@ static int on_list(const char *key, const st_cache_entry *e, const char *problem
 	e ? s->valid++ : s->invalid++;
 	s->negative += i && i->negative;
 	s->stale += i && i->stale;
-	if (s->o->json) {
-		cJSON *item = i ? st_cache_cli_entry_json(i) : cJSON_CreateObject();
-		if (item && !i) {
-			cJSON_AddStringToObject(item, "key", key);
-			cJSON_AddFalseToObject(item, "valid");
-			cJSON_AddStringToObject(item, "problem", problem);
-		}
-		if (!item || !cJSON_AddItemToArray(s->entries, item)) {
-			cJSON_Delete(item);
-			s->oom = 1;
-			return 1;
-		}
-	} else if (i) {
-		st_cache_cli_print_line(key, i);
-	} else {
-		printf("%.12s  invalid: %s\n", key, problem);
-	}
-	return 0;
+	return s->oom = st_cache_cli_list_entry(s->o->json, s->entries, key, i, problem);
 }
 
 static int cmd_list(st_cache *c, const struct opts *o)

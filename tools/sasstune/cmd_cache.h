@@ -13,7 +13,9 @@ struct opts {
 };
 
 cJSON *st_cache_cli_entry_json(const st_cache_info *i);
-void st_cache_cli_print_line(const char *key, const st_cache_info *i);
+/* One entry of list: its text line, or with json its object appended to entries ({key, valid:
+ * false, problem} when i is NULL: an invalid entry).  1 when out of memory, else 0. */
+int st_cache_cli_list_entry(int json, cJSON *entries, const char *key, const st_cache_info *i, const char *problem);
 int st_cache_cli_print_json(cJSON *o); /* prints and frees o; an exit code */
 int st_cache_cli_show_json(st_cache_entry *e);
 int st_cache_cli_show_text(st_cache_entry *e);

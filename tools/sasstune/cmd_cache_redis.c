@@ -24,26 +24,8 @@ static int on_entry(const char *key, const st_cache_entry *e, const char *proble
 	const st_cache_info *i = st_cache_entry_info(e);
 	e ? s->valid++ : s->invalid++;
 	s->negative += i && i->negative;
-	if (!strcmp(s->o->sub, "list")) {
-		if (!s->o->json) {
-			if (i)
-				st_cache_cli_print_line(key, i);
-			else
-				printf("%.12s  invalid: %s\n", key, problem);
-			return 0;
-		}
-		cJSON *item = i ? st_cache_cli_entry_json(i) : cJSON_CreateObject();
-		if (item && !i) {
-			cJSON_AddStringToObject(item, "key", key);
-			cJSON_AddFalseToObject(item, "valid");
-			cJSON_AddStringToObject(item, "problem", problem);
-		}
-		if (!item || !cJSON_AddItemToArray(s->entries, item)) {
-			cJSON_Delete(item);
-			return s->oom = 1;
-		}
-		return 0;
-	}
+	if (!strcmp(s->o->sub, "list"))
+		return s->oom = st_cache_cli_list_entry(s->o->json, s->entries, key, i, problem);
 	/* show (a key prefix) and clear collect keys; clear keeps the young (invalid ones are old) */
 	if (!strcmp(s->o->sub, "show") ? strncmp(key, s->o->key, strlen(s->o->key)) != 0
 				       : (s->older >= 0 && i && s->now - i->time <= s->older))

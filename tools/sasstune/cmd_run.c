@@ -27,8 +27,9 @@ const char st_rtcli_options_help[] =
 	"  --json            machine-readable output\n"
 	"  -h, --help\n\n"
 	"environment:\n"
-	"  SASSTUNE_WORKER   the worker executable\n"
-	"  SASSTUNE_LIBCUDA  the CUDA driver library\n\n";
+	"  SASSTUNE_WORKER           the worker executable\n"
+	"  SASSTUNE_LIBCUDA          the CUDA driver library\n"
+	"  SASSTUNE_CHECK_REFERENCE  1: check the reference after every ok (run's --check-reference)\n\n";
 
 static double now_ms(void)
 {
@@ -66,6 +67,7 @@ static int parse(const char *cmd, int argc, char **argv, const char *extra, void
 	};
 	memset(o, 0, sizeof *o);
 	st_runtime_options_init(&o->opt);
+	st_cli_runtime_env(&o->opt); /* $SASSTUNE_CHECK_REFERENCE, as --check-reference */
 	o->repeat = 1;
 	opterr = 0;
 	optind = 1;

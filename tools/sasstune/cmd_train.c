@@ -145,6 +145,7 @@ int st_cmd_train(int argc, char **argv)
 	int json = 0, quiet = 0, rc = ST_EXIT_OK;
 	st_tune_opts o;
 	st_tune_opts_init(&o);
+	st_cli_runtime_env(&o.runtime); /* $SASSTUNE_CHECK_REFERENCE */
 	o.sched_flags = 0; /* swap,ctrl: the set `apply` takes and policies were trained on (docs/tune.md) */
 	st_error err = {0};
 	tk *ks = calloc((size_t)argc + 1, sizeof *ks);

@@ -251,6 +251,7 @@ int st_cmd_tune(int argc, char **argv)
 	char variant[320] = "";
 	st_tune_opts o;
 	st_tune_opts_init(&o);
+	st_cli_runtime_env(&o.runtime); /* $SASSTUNE_CHECK_REFERENCE */
 	st_error err = {0};
 	const st_cli_opt opts[] = {
 		ST_OPT_FLAG("--json", &json), ST_OPT_FLAG("--quiet", &quiet),

@@ -110,6 +110,7 @@ int st_vcli_stage(const char *cmd, const st_vcli *c, const uint8_t *stock, size_
 	st_error err = {0};
 	st_variants_opts o;
 	st_variants_opts_init(&o);
+	st_cli_runtime_env(&o.runtime); /* $SASSTUNE_CHECK_REFERENCE */
 	o.ptxas = c->ptxas;
 	o.n_ptxas = c->n_ptxas;
 	o.controls = c->controls;
