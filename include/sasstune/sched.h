@@ -69,6 +69,17 @@ uint32_t st_sched_at(const st_sched *s, size_t slot);     /* original index of t
 st_ctrl st_sched_ctrl(const st_sched *s, size_t slot);    /* its current control fields */
 const st_sass_kernel *st_sched_kernel(const st_sched *s);
 
+/* Raising the register count (rename family, docs/sched.md "Raising the register count"): renames may
+ * take targets that need up to `limit` registers (the kernel's count..255, before any move; the
+ * caller picks it with its occupancy rule, occupancy.h); ST_EINVAL without the rename family or
+ * the kernel's count (st_sched_new got no cubin).  st_sched_regcount: the count the state needs
+ * now (the kernel's unless a rename went above it; 0 unknown); materialising writes it.
+ * st_sched_set_banks: rename targets avoid register-bank conflicts of `banks` banks (2, the
+ * default, 4; 0: the lowest free register). */
+st_status st_sched_set_reglimit(st_sched *s, unsigned limit, st_error *err);
+unsigned st_sched_regcount(const st_sched *s);
+void st_sched_set_banks(st_sched *s, unsigned banks);
+
 /* Materialise: permute kernel `k` of c (which must hold the decoded, unmoved kernel) and write the
  * changed control fields; or append the applied moves, fix-ups included, to a schedule. */
 st_status st_sched_to_cubin(const st_sched *s, st_cubin *c, size_t k, st_error *err);
