@@ -13,8 +13,8 @@
 /* The legality model's version, part of the schedule cache key: bumped by every change to a
  * legality or checker rule (plugin/sched: model.c, state.c, check.c, check_move.c,
  * sched_internal.h, hoist.c, group.c, wait.c, sb.c, xblock.c, check_xblock.c, check_internal.h, rename.c,
- * rename_enc.c, check_rename.c; plugin/sass: latency.c, latency_tables.c, and since version 5 the
- * operand decode operands.c, groups.c).  test_legality_version fails when those files change and
+ * rename_enc.c, check_rename.c, rename_internal.h, rename_regs.c, check_regs.c, occupancy.c; plugin/sass:
+ * latency.c, latency_tables.c, and since version 5 the operand decode operands.c, groups.c).  test_legality_version fails when those files change and
  * its recorded hash does not. */
 #define ST_LEGALITY_VERSION 5
 
@@ -102,4 +102,10 @@ void st_sched_env_free(st_search_env *env);
 typedef void (*st_check_report_fn)(void *ctx, const char *kernel, uint32_t offset, const char *msg);
 st_status st_check_kernel(const st_cubin *orig, const st_cubin *tuned, const char *name, const st_sass_opts *o,
 			  st_check_report_fn report, void *ctx, size_t *violations, st_error *err);
+/* The occupancy rule of a raised register count (check_regs.c): the tuned kernel's resident blocks
+ * per SM (occupancy.h; static shared + dyn_shared bytes) are the original's unless allow_drop; a
+ * raise with threads 0 (block size unknown) is a violation; an unchanged count passes. */
+st_status st_check_occupancy(const st_cubin *orig, const st_cubin *tuned, const char *name, unsigned threads,
+			     size_t dyn_shared, int allow_drop, st_check_report_fn report, void *ctx, size_t *violations,
+			     st_error *err);
 #endif
