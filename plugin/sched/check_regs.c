@@ -1,8 +1,10 @@
 /* The independent checker's register-count rules (docs/sched.md "Raising the register count"),
  * with its own reading of EIATTR_REGCOUNT (shares no code with the model or the cubin setter):
  * K1 the tuned count is the original's or higher, at most 255; K2 every R register the tuned code
- * names (its own reading of renamed fields, c->in), plus the registers the original count holds
- * above the original's highest named register (the reserve), fits the tuned count.  The
+ * names and the original does not (its own reading of renamed fields, c->in), plus the registers
+ * the original count holds above the original's highest named register (the reserve), fits the
+ * tuned count (registers the original itself names above its count, as a CALL's R0..R254, stay
+ * exempt).  The
  * occupancy rule (st_check_occupancy) needs the launch's block size and is run by the callers
  * that know it. */
 #include "check_internal.h"
@@ -29,21 +31,16 @@ static unsigned read_count(const st_cubin *c, size_t k)
 	return n == 1 ? found : 0;
 }
 
-/* Highest R register (plus one) the instructions name, and the tuned slot of one naming it. */
-static unsigned highest(const st_sass_insn *in, size_t n, const uint32_t *inv, uint32_t *slot)
+/* Mark the R registers the instructions name (every register of a group). */
+static void named(const st_sass_insn *in, size_t n, uint8_t out[256])
 {
-	unsigned top = 0;
+	memset(out, 0, 256);
 	for (size_t i = 0; i < n; i++)
 		for (unsigned k = 0; k < (unsigned)in[i].ndefs + in[i].nuses; k++) {
 			const st_sass_reg *g = k < in[i].ndefs ? &in[i].defs[k] : &in[i].uses[k - in[i].ndefs];
-			unsigned hi = g->file == ST_RF_R ? (unsigned)g->index + g->count : 0;
-			if (hi > top && g->index < 255) {
-				top = hi;
-				if (slot)
-					*slot = inv ? inv[i] : (uint32_t)i;
-			}
+			for (unsigned t = 0; g->file == ST_RF_R && t < g->count && g->index + t < 255; t++)
+				out[g->index + t] = 1;
 		}
-	return top;
 }
 
 void ck_regcount(ck *c, const st_cubin *orig, size_t ko, const st_cubin *tuned, size_t kt)
@@ -58,14 +55,29 @@ void ck_regcount(ck *c, const st_cubin *orig, size_t ko, const st_cubin *tuned, 
 	}
 	if (!tc)
 		return;
-	unsigned otop = highest(c->oin, c->n, NULL, NULL);
-	unsigned reserve = oc > otop ? oc - otop : 0;
-	uint32_t at = 0;
-	unsigned ttop = highest(c->in, c->n, c->inv, &at);
-	if (ttop + reserve > tc) {
+	/* the reserve: registers the original counts above its highest named one below the count (a
+	 * CALL, read as naming R0..R254, names registers above the count: those stay exempt) */
+	uint8_t on[256], tn[256];
+	named(c->oin, c->n, on);
+	named(c->in, c->n, tn);
+	unsigned otop = 0;
+	for (unsigned v = 0; v < oc && v < 255; v++)
+		otop = on[v] ? v + 1 : otop;
+	unsigned reserve = oc - otop;
+	for (unsigned v = 255; v-- > 0;) {
+		if (!tn[v] || on[v] || v + 1 + reserve <= tc)
+			continue;
+		uint32_t at = 0; /* a tuned slot naming it */
+		for (uint32_t i = 0; i < c->n && !at; i++)
+			for (unsigned k = 0; k < (unsigned)c->in[i].ndefs + c->in[i].nuses; k++) {
+				const st_sass_reg *g = k < c->in[i].ndefs ? &c->in[i].defs[k] : &c->in[i].uses[k - c->in[i].ndefs];
+				if (g->file == ST_RF_R && v >= g->index && v < (unsigned)g->index + g->count)
+					at = c->inv[i];
+			}
 		snprintf(msg, sizeof msg, "R%u is named but the register count is %u (the original keeps %u registers above its highest)",
-			 ttop - 1, tc, reserve);
+			 v, tc, reserve);
 		ck_flag(c, at, msg);
+		return;
 	}
 }
 

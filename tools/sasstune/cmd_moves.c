@@ -1,5 +1,6 @@
 /* sasstune moves CUBIN: the legal moves of each kernel in its original state, with counts. */
 #include "cli.h"
+#include "cli_regs.h"
 #include "sasstune/cubin.h"
 #include "sasstune/sched.h"
 
@@ -12,7 +13,7 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: sasstune moves CUBIN [--listing F] [--kernel K] [--wide] [--no-ctrl] [--families L] [--why]\n"
-		"                      [--json]\n\n"
+		"                      [--json] [--threads N] [--shared B] [--allow-occupancy-drop]\n\n"
 		"List the moves the legality model allows in each kernel's original state (docs/sched.md):\n"
 		"swaps of adjacent instructions in a block, and control-code edits (lower a stall by one, flip\n"
 		"a yield bit, set a reuse flag).  By default a swap must involve a global or shared load or\n"
@@ -28,7 +29,8 @@ static void usage(FILE *out)
 		"ALU instruction moves to the end of the block that falls through into its own (loop-invariant\n"
 		"code out of a loop).  With the rename family, the live range of a register defined and read\n"
 		"inside one block moves to a register the kernel never names (breaking false WAR/WAW\n"
-		"dependences).\n\n"
+		"dependences); with --threads it may take registers above the kernel's count, raising the count\n"
+		"while the resident blocks per SM stay (occupancy before and after is reported).\n\n"
 		"options:\n"
 		"  --listing F   the cubin's `nvdisasm -hex -c` listing (default: run nvdisasm)\n"
 		"  --kernel K    only kernel K (default: every kernel)\n"
@@ -43,7 +45,8 @@ static void usage(FILE *out)
 		"                renamed, and (xblock family) why each candidate cannot move now\n"
 		"  --json        {\"kernels\": [{kernel, instructions, blocks, setting, families, counts: {swap,\n"
 		"                stall, yield, reuse, [hoist, hoist_group, wait, sb, rename, xblock,] total},\n"
-		"                moves: [{kind, slot, offset, text}], refused: [...]}]}\n"
+		"                moves: [{kind, slot, offset, text}], refused: [...], occupancy}]}\n"
+		ST_CLI_REGS_HELP
 		"  -h, --help\n\n"
 		"exit status: 0 listed, 1 the cubin or listing cannot be read, 2 usage error\n");
 }
@@ -59,7 +62,9 @@ int st_cmd_moves(int argc, char **argv)
 	const char *path = NULL, *listing = NULL, *kernel = NULL, *families = NULL;
 	unsigned flags = 0;
 	int json = 0, why = 0;
+	st_cli_regs regs = {0};
 	const st_cli_opt opts[] = {
+		ST_CLI_REGS_OPTS(&regs),
 		ST_OPT_STR("--listing", &listing), ST_OPT_STR("--kernel", &kernel),
 		ST_OPT_BIT("--wide", &flags, ST_SCHED_WIDE), ST_OPT_BIT("--no-ctrl", &flags, ST_SCHED_NO_CTRL),
 		ST_OPT_STR("--families", &families), ST_OPT_FLAG("--why", &why), ST_OPT_FLAG("--json", &json), ST_OPT_END,
@@ -88,8 +93,11 @@ int st_cmd_moves(int argc, char **argv)
 			continue;
 		st_sass_kernel *sk;
 		st_sched *s;
-		if (st_cli_sched_new(c, name, listing, flags, &sk, &s, &err)) {
+		unsigned limit = 0;
+		if (st_cli_sched_new(c, name, listing, flags, &sk, &s, &err) || st_cli_regs_limit(s, c, k, &regs, &limit, &err)) {
 			rc = st_cli_fail(argv[0], &err);
+			st_sched_free(s);
+			st_sass_free(sk);
 			break;
 		}
 		size_t nm = st_sched_move_count(s), counts[16] = {0}, groups = 0;
@@ -147,6 +155,8 @@ int st_cmd_moves(int argc, char **argv)
 				printf(", xblock %zu", counts[ST_MOVE_XBLOCK]);
 			printf(")\n");
 		}
+		if (rename || regs.threads) /* before the moves; "after": the count the raise may reach */
+			st_cli_occupancy(kj, c, k, &regs, limit, limit);
 		for (size_t i = 0; i < nm; i++) {
 			st_move mv = st_sched_move(s, i);
 			char text[256];
