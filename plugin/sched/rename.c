@@ -1,8 +1,9 @@
 /* Register renaming (ST_MOVE_RENAME, family "rename", docs/sched.md "Register renaming"): the
  * live range of one unpredicated def of a single R register, all inside its block, moves to a
  * register the original kernel never names, below its highest used register (so the register
- * count and occupancy stay) unless a raise is allowed (rename_regs.c).  The state owns a copy of the decoded instructions (m.in points at
- * it) whose register operands follow the renames, so every other rule sees the new registers. */
+ * count and occupancy stay) unless a raise is allowed (rename_regs.c).  The state owns a copy of
+ * the decoded instructions (m.in points at it) whose register operands follow the renames, so
+ * every other rule sees the new registers. */
 #include "rename_internal.h"
 
 #include <stdio.h>

@@ -95,7 +95,7 @@ static void test_raise_walks(void **state_)
 	unsigned limit = st_occupancy_max_regs(208, 128, 65536 + st_cubin_static_shared(x.c, 0), 0);
 	assert_int_equal(limit, 255);
 	size_t raised = 0, renames = 0;
-	for (unsigned w = 0; w < 12; w++) {
+	for (unsigned w = 0; w < 8; w++) {
 		st_sched *s = st_test_sched_new(&x, ST_SCHED_WIDE | ST_SCHED_RENAME | ST_SCHED_HOIST);
 		assert_int_equal(st_sched_set_reglimit(s, limit, &err), ST_OK);
 		for (unsigned t = 0; t < 24 && st_sched_move_count(s); t++) {
@@ -116,8 +116,8 @@ static void test_raise_walks(void **state_)
 		st_cubin_free(t);
 		st_sched_free(s);
 	}
-	print_message("  %zu renames, %zu of 12 walks raised the count\n", renames, raised);
-	assert_true(raised > 6);
+	print_message("  %zu renames, %zu of 8 walks raised the count\n", renames, raised);
+	assert_true(raised > 4);
 	st_test_kernel_close(&x);
 }
 
