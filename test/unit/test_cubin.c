@@ -174,6 +174,23 @@ static void test_regcount(void **state)
 		now = st_cubin_data(c, &n);
 		assert_memory_equal(now, bytes, size);
 		st_cubin_free(c);
+		/* EIATTR_MAXREG_COUNT (HVAL 03 1b ff 00 in .nv.info.<k>) lowered to 64 by hand: a count
+		 * above it is refused and nothing changes */
+		uint8_t *copy = malloc(size);
+		memcpy(copy, bytes, size);
+		size_t at = SIZE_MAX;
+		for (size_t b = 0; b + 4 <= size && at == SIZE_MAX; b++)
+			if (copy[b] == 3 && copy[b + 1] == 0x1b && copy[b + 2] == 0xff && copy[b + 3] == 0)
+				at = b;
+		assert_true(at != SIZE_MAX);
+		copy[at + 2] = 64;
+		assert_int_equal(st_cubin_open_mem(copy, size, rel, &c, &err), ST_OK);
+		assert_int_equal(st_cubin_set_regcount(c, 0, 65, &err), ST_EUNSUPPORTED);
+		assert_non_null(strstr(err.msg, "EIATTR_MAXREG_COUNT 64"));
+		assert_int_equal(st_cubin_regcount(c, 0), want[i]);
+		assert_int_equal(st_cubin_set_regcount(c, 0, 64, &err), ST_OK); /* at the cap: allowed */
+		st_cubin_free(c);
+		free(copy);
 		free(bytes);
 	}
 }
