@@ -13,8 +13,8 @@
 /* The legality model's version, part of the schedule cache key: bumped by every change to a
  * legality or checker rule (plugin/sched: model.c, state.c, check.c, check_move.c,
  * sched_internal.h, hoist.c, group.c, wait.c, sb.c, xblock.c, check_xblock.c, check_internal.h, rename.c,
- * rename_enc.c, check_rename.c; plugin/sass: latency.c, latency_tables.c, and since version 5 the
- * operand decode operands.c, groups.c).  test_legality_version fails when those files change and
+ * rename_enc.c, check_rename.c, rename_internal.h, rename_regs.c, check_regs.c, occupancy.c; plugin/sass:
+ * latency.c, latency_tables.c, and since version 5 the operand decode operands.c, groups.c).  test_legality_version fails when those files change and
  * its recorded hash does not. */
 #define ST_LEGALITY_VERSION 5
 
@@ -69,6 +69,17 @@ uint32_t st_sched_at(const st_sched *s, size_t slot);     /* original index of t
 st_ctrl st_sched_ctrl(const st_sched *s, size_t slot);    /* its current control fields */
 const st_sass_kernel *st_sched_kernel(const st_sched *s);
 
+/* Raising the register count (rename family, docs/sched.md "Raising the register count"): renames may
+ * take targets that need up to `limit` registers (the kernel's count..255, before any move; the
+ * caller picks it with its occupancy rule, occupancy.h); ST_EINVAL without the rename family or
+ * the kernel's count (st_sched_new got no cubin).  st_sched_regcount: the count the state needs
+ * now (the kernel's unless a rename went above it; 0 unknown); materialising writes it.
+ * st_sched_set_banks: rename targets avoid register-bank conflicts of `banks` banks (2, the
+ * default, 4; 0: the lowest free register). */
+st_status st_sched_set_reglimit(st_sched *s, unsigned limit, st_error *err);
+unsigned st_sched_regcount(const st_sched *s);
+void st_sched_set_banks(st_sched *s, unsigned banks);
+
 /* Materialise: permute kernel `k` of c (which must hold the decoded, unmoved kernel) and write the
  * changed control fields; or append the applied moves, fix-ups included, to a schedule. */
 st_status st_sched_to_cubin(const st_sched *s, st_cubin *c, size_t k, st_error *err);
@@ -91,4 +102,10 @@ void st_sched_env_free(st_search_env *env);
 typedef void (*st_check_report_fn)(void *ctx, const char *kernel, uint32_t offset, const char *msg);
 st_status st_check_kernel(const st_cubin *orig, const st_cubin *tuned, const char *name, const st_sass_opts *o,
 			  st_check_report_fn report, void *ctx, size_t *violations, st_error *err);
+/* The occupancy rule of a raised register count (check_regs.c): the tuned kernel's resident blocks
+ * per SM (occupancy.h; static shared + dyn_shared bytes) are the original's unless allow_drop; a
+ * raise with threads 0 (block size unknown) is a violation; an unchanged count passes. */
+st_status st_check_occupancy(const st_cubin *orig, const st_cubin *tuned, const char *name, unsigned threads,
+			     size_t dyn_shared, int allow_drop, st_check_report_fn report, void *ctx, size_t *violations,
+			     st_error *err);
 #endif

@@ -6,12 +6,14 @@
  *                "OTHER":  {"permutation": [p0, p1, ...]},   new slot j takes old slot p_j
  *                "THIRD":  {"moves": [i, {"slot": i, "stall": s, "yield": y, "wbar": w,
  *                                          "rbar": r, "wait": m, "reuse": u},
- *                                     {"slot": i, "rename": r}, {"slot": j, "field": "a", "reg": r}, ...]}}}
+ *                                     {"slot": i, "rename": r}, {"slot": j, "field": "a", "reg": r}, ...,
+ *                                     {"regcount": n}]}}}
  * In "moves" a number swaps slots i and i+1 and an object sets the control fields (bits 105..124,
  * sass.h st_ctrl) of the instruction then in slot i (docs/sched.md).  {"slot", "rename"} is a
  * register rename (the R def of slot i and its live range take register r; checked replays
  * only), always followed by its effect as "field" objects: register field d/a/b/c (bytes 2, 3, 4,
  * 8 of the word) of the instruction then in slot j becomes r (what an unchecked apply writes).
+ * {"regcount": n} (last, after renames above the kernel's count): its register count becomes n.
  * Every field is checked; unknown keys are errors, so a later version (for example with
  * control-code edits) is never half-applied by an older reader. */
 #ifndef SASSTUNE_SCHEDULE_H
@@ -41,8 +43,9 @@ st_status st_schedule_permutation(const st_schedule *s, size_t i, size_t n, uint
 
 /* Kernel i's swaps and control edits in order ("swaps" or "moves"; none for a permutation).
  * is_ctrl: 0 a swap, 1 a control edit (ctrl), ST_SCHEDULE_RENAME a rename to R`reg`,
- * ST_SCHEDULE_FIELD register field `field` (0 d, 1 a, 2 b, 3 c) set to `reg`. */
-enum { ST_SCHEDULE_RENAME = 2, ST_SCHEDULE_FIELD = 3 };
+ * ST_SCHEDULE_FIELD register field `field` (0 d, 1 a, 2 b, 3 c) set to `reg`, ST_SCHEDULE_REGCOUNT
+ * the kernel's register count set to `reg` (1..255). */
+enum { ST_SCHEDULE_RENAME = 2, ST_SCHEDULE_FIELD = 3, ST_SCHEDULE_REGCOUNT = 4 };
 typedef struct st_schedule_move { uint32_t slot; int is_ctrl; st_ctrl ctrl; uint8_t field, reg; } st_schedule_move;
 size_t st_schedule_move_count(const st_schedule *s, size_t i);
 st_schedule_move st_schedule_move_at(const st_schedule *s, size_t i, size_t j);
@@ -55,6 +58,7 @@ st_status st_schedule_add_ctrl(st_schedule *s, const char *kernel, uint32_t slot
 st_status st_schedule_add_rename(st_schedule *s, const char *kernel, uint32_t slot, unsigned reg, st_error *err);
 st_status st_schedule_add_field(st_schedule *s, const char *kernel, uint32_t slot, unsigned field, unsigned reg,
 				st_error *err);
+st_status st_schedule_add_regcount(st_schedule *s, const char *kernel, unsigned regs, st_error *err);
 st_status st_schedule_set_permutation(st_schedule *s, const char *kernel, const uint32_t *perm, size_t n,
 				      st_error *err);
 /* The schedule as JSON text (malloc'ed, NUL-terminated); NULL when out of memory. */

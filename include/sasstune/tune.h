@@ -43,6 +43,9 @@ typedef struct st_tune_opts {
 	 * else a samples file.  aim_strength: the weight of a wait (default 20; 0 = uniform). */
 	const char *aim;
 	double aim_strength;
+	/* With the rename family and a launch spec, renames may raise the register count while the
+	 * resident blocks per SM stay (occupancy.h); allow_occupancy_drop lets them fall (default 0). */
+	int allow_occupancy_drop;
 } st_tune_opts;
 void st_tune_opts_init(st_tune_opts *o);
 

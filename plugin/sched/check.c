@@ -1244,6 +1244,7 @@ st_status st_check_kernel(const st_cubin *orig, const st_cubin *tuned, const cha
 		check_sb(&c);
 		check_reuse(&c);
 		check_dataflow(&c);
+		ck_regcount(&c, orig, ko, tuned, kt);
 	}
 	if (violations)
 		*violations = c.bad;

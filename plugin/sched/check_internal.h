@@ -48,6 +48,8 @@ typedef struct ck {
 void ck_flag(ck *c, uint32_t slot, const char *msg);
 /* Find and judge every move across blocks; accepted ones get the tuned layout (check_xblock.c). */
 void ck_xblock(ck *c);
+/* The register-count rules K1, K2 (check_regs.c). */
+void ck_regcount(ck *c, const st_cubin *orig, size_t ko, const st_cubin *tuned, size_t kt);
 /* The checker's own reading: register runs a and b share a register (same file, intersecting
  * [index, index + count)). */
 static inline bool ck_regs_meet(const st_sass_reg *a, const st_sass_reg *b)

@@ -1,32 +1,14 @@
 /* Register renaming (ST_MOVE_RENAME, family "rename", docs/sched.md "Register renaming"): the
  * live range of one unpredicated def of a single R register, all inside its block, moves to a
  * register the original kernel never names, below its highest used register (so the register
- * count and occupancy stay).  The state owns a copy of the decoded instructions (m.in points at
- * it) whose register operands follow the renames, so every other rule sees the new registers. */
-#include "sched_internal.h"
+ * count and occupancy stay) unless a raise is allowed (rename_regs.c).  The state owns a copy of
+ * the decoded instructions (m.in points at it) whose register operands follow the renames, so
+ * every other rule sees the new registers. */
+#include "rename_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-typedef struct rn_chg { uint32_t idx; uint16_t reg; uint8_t def; uint8_t old; } rn_chg; /* reg: operand */
-typedef struct rn_ctl { uint32_t idx; st_ctrl old; } rn_ctl;
-typedef struct rn_rec { size_t chg, ctl; } rn_rec; /* where the record's changes begin */
-
-struct sc_rename {
-	st_sass_insn *in;       /* the state's instructions (m.in) */
-	st_sass_reg *regs;      /* their operands */
-	uint8_t (*word)[16];    /* current words (register fields patched), per original index */
-	uint64_t (*live)[4];    /* per block: R registers live at its end (original kernel) */
-	uint32_t uses[256];     /* operands naming each R register now */
-	uint8_t orig[256];      /* named by the original kernel */
-	unsigned rmax;          /* highest R register the original names, plus one */
-	bool ok;                /* the kernel allows renaming at all (N1) */
-	rn_chg *chg;
-	rn_ctl *ctl;
-	rn_rec *rec;
-	size_t nchg, nctl, nrec, capchg, capctl, caprec;
-};
 
 void sc_rename_free(sc_rename *r)
 {
@@ -96,7 +78,7 @@ static st_status liveness(sc_rename *r, const sc_model *m, st_error *err)
 }
 
 /* Own copies of the instructions, the register census, liveness (rule N1). */
-st_status sc_rename_prepare(st_sched *s, st_error *err)
+st_status sc_rename_prepare(st_sched *s, const st_cubin *c, st_error *err)
 {
 	sc_model *m = &s->m;
 	sc_rename *r = calloc(1, sizeof *r);
@@ -140,19 +122,10 @@ st_status sc_rename_prepare(st_sched *s, st_error *err)
 			}
 		}
 	}
+	rn_count_prepare(r, m->k, c);
 	s->rn = r;
 	m->in = r->in;
 	return ST_OK;
-}
-
-/* The lowest register a rename may take now (N3), or -1. */
-int sc_rename_target(const st_sched *s)
-{
-	const sc_rename *r = s->rn;
-	for (unsigned v = 0; r && r->ok && v < r->rmax && v < 255; v++)
-		if (!r->orig[v] && !r->uses[v])
-			return (int)v;
-	return -1;
 }
 
 static const st_sass_reg *r_def(const st_sass_insn *x, unsigned *out)
@@ -173,7 +146,7 @@ static bool meets(const st_sass_reg *g, unsigned v)
 
 /* The live range of the R def of the insn at `slot` (rules N2, N4, N5): *end gets the slot of the
  * redefinition that ends it, or the block's last slot + 1.  ST_EILLEGAL names what refuses it. */
-static st_status live_range(const st_sched *s, uint32_t slot, unsigned *reg, uint32_t *end, st_error *err)
+st_status rn_live_range(const st_sched *s, uint32_t slot, unsigned *reg, uint32_t *end, st_error *err)
 {
 	const sc_model *m = &s->m;
 	uint32_t X = s->at[slot], b = m->si[X].block;
@@ -241,17 +214,18 @@ st_status sc_check_rename(const st_sched *s, st_move mv, uint32_t *rlo, uint32_t
 		return st_error_set(err, ST_EILLEGAL, "rename 0x%x: the rename family is not enabled", 16 * mv.slot);
 	if (!r->ok)
 		return st_error_set(err, ST_EILLEGAL, "rename 0x%x: the kernel has instructions the model does not know", 16 * mv.slot);
-	st_status rc = live_range(s, mv.slot, &reg, &end, err);
+	st_status rc = rn_live_range(s, mv.slot, &reg, &end, err);
 	if (rhi) {
 		uint32_t last = s->m.blast[s->m.si[s->at[mv.slot]].block];
 		*rhi = end > last ? last : end;
 	}
 	if (rc)
 		return rc;
-	if (mv.arg >= r->rmax || mv.arg == 255 || r->orig[mv.arg] || r->uses[mv.arg])
+	if (!rn_target_ok(r, mv.arg))
 		return st_error_set(err, ST_EILLEGAL,
-				    "rename 0x%x (%s): R%u -> R%u: the target must be a register the kernel never names, below R%u",
-				    16 * mv.slot, s->m.in[s->at[mv.slot]].opcode, reg, mv.arg, r->rmax);
+				    "rename 0x%x (%s): R%u -> R%u: the target must be a register the kernel never names, below R%u%s",
+				    16 * mv.slot, s->m.in[s->at[mv.slot]].opcode, reg, mv.arg, rn_top(r),
+				    r->limit > r->count ? " (the raised count's reserve above it)" : "");
 	return ST_OK;
 }
 
@@ -299,7 +273,7 @@ st_status sc_apply_rename(st_sched *s, st_move mv, st_error *err)
 	uint32_t end = mv.slot;
 	unsigned v = 0;
 	st_status rc = sc_check_rename(s, mv, NULL, NULL, err);
-	if (rc || (rc = live_range(s, mv.slot, &v, &end, err)))
+	if (rc || (rc = rn_live_range(s, mv.slot, &v, &end, err)))
 		return rc;
 	size_t most = 2 * (size_t)(end - mv.slot + 1) * 8;
 	if (!grow((void **)&r->chg, &r->capchg, r->nchg + most, sizeof *r->chg) ||

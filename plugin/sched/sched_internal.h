@@ -202,13 +202,19 @@ uint32_t sc_xblock_target(const st_sched *s, uint32_t slot);
 void sc_xblock_rotate(st_sched *s, uint32_t j, uint32_t t, int dir);
 int sc_xblock_frozen(const st_sched *s, uint32_t slot);
 /* Register renaming (rename.c, rename_enc.c): prepare (only with ST_SCHED_RENAME; m.in then
- * points at the state's own copy of the instructions), the lowest legal target register (-1:
+ * points at the state's own copy of the instructions), the target register of slot's move (-1:
  * none), legality (read range: the def's slot to its range's end), apply and undo (the undo
  * stack holds a ST_MOVE_RENAME record without fix-ups; rename.c keeps the details), the current
  * word of an instruction whose register fields changed (NULL: unchanged). */
-st_status sc_rename_prepare(st_sched *s, st_error *err);
+st_status sc_rename_prepare(st_sched *s, const st_cubin *c, st_error *err);
 void sc_rename_free(sc_rename *r);
-int sc_rename_target(const st_sched *s);
+int sc_rename_target(const st_sched *s, uint32_t slot); /* rename_regs.c: bank-aware, raise-aware */
+/* rename_regs.c: the raised register count into kernel k of c when the state needs one; the
+ * kernel's own count (0 unknown); a schedule's {"regcount": n} of kernel i as the state's limit
+ * before its moves replay (none: nothing changes). */
+st_status sc_rename_count_to_cubin(const st_sched *s, st_cubin *c, size_t k, st_error *err);
+unsigned sc_rename_origcount(const st_sched *s);
+st_status sc_rename_replay_limit(st_sched *s, const st_schedule *sch, size_t i, st_error *err);
 st_status sc_check_rename(const st_sched *s, st_move mv, uint32_t *rlo, uint32_t *rhi, st_error *err);
 st_status sc_apply_rename(st_sched *s, st_move mv, st_error *err);
 void sc_undo_rename(st_sched *s);

@@ -16,7 +16,7 @@ typedef struct sched_kernel {
 	size_t n, cap;
 	st_ctrl *ctrl; /* per entry of v when isc[j] == 1: a control edit of slot v[j], not a swap; for a
 	                * rename (isc 2) ctrl.wbar holds nothing and aux the register; a field edit
-	                * (isc 3): aux = field << 8 | register */
+	                * (isc 3): aux = field << 8 | register; a register count (isc 4): aux, slot 0 */
 	uint8_t *isc;
 	uint16_t *aux;
 	size_t nctrl;
@@ -139,6 +139,18 @@ static st_status parse_regs(const char *name, const char *kname, size_t i, const
 	return ok ? ST_OK : st_error_set(err, ST_ENOMEM, "out of memory");
 }
 
+/* {"regcount": n}: the kernel's register count becomes n (1..255) */
+static st_status parse_regcount(const char *name, const char *kname, size_t i, const cJSON *o, sched_kernel *k,
+				st_error *err)
+{
+	const cJSON *n = cJSON_GetObjectItemCaseSensitive(o, "regcount");
+	if (cJSON_GetArraySize(o) != 1 || !cJSON_IsNumber(n) || n->valuedouble < 1 || n->valuedouble > 255 ||
+	    floor(n->valuedouble) != n->valuedouble)
+		return st_error_set(err, ST_EFORMAT, "%s: kernels.%s.moves[%zu]: expected {\"regcount\": 1..255}", name, kname, i);
+	return push_kind(k, 0, ST_SCHEDULE_REGCOUNT, (uint16_t)n->valuedouble) ? ST_OK
+		: st_error_set(err, ST_ENOMEM, "out of memory");
+}
+
 static bool push_ctrl(sched_kernel *k, uint32_t slot, st_ctrl c)
 {
 	if (!push(k, slot))
@@ -157,6 +169,8 @@ static st_status parse_ctrl(const char *name, const char *kname, size_t i, const
 	static const double maxv[] = {4294967295.0, 15, 1, 7, 7, 63, 7};
 	if (cJSON_GetObjectItemCaseSensitive(o, "rename") || cJSON_GetObjectItemCaseSensitive(o, "field"))
 		return parse_regs(name, kname, i, o, k, err);
+	if (cJSON_GetObjectItemCaseSensitive(o, "regcount"))
+		return parse_regcount(name, kname, i, o, k, err);
 	double v[7];
 	int seen[7] = {0};
 	for (const cJSON *f = o->child; f; f = f->next) {
@@ -419,6 +433,13 @@ st_status st_schedule_add_field(st_schedule *s, const char *kernel, uint32_t slo
 	return add_kind(s, kernel, slot, 3, (uint16_t)(field << 8 | reg), err);
 }
 
+st_status st_schedule_add_regcount(st_schedule *s, const char *kernel, unsigned regs, st_error *err)
+{
+	if (regs < 1 || regs > 255)
+		return st_error_set(err, ST_EINVAL, "register count %u: 1..255", regs);
+	return add_kind(s, kernel, 0, ST_SCHEDULE_REGCOUNT, (uint16_t)regs, err);
+}
+
 st_status st_schedule_add_ctrl(st_schedule *s, const char *kernel, uint32_t slot, st_ctrl c, st_error *err)
 {
 	st_status rc = st_ctrl_check(c, err);
@@ -448,6 +469,8 @@ st_schedule_move st_schedule_move_at(const st_schedule *s, size_t i, size_t j)
 		m.ctrl = s->k[i].ctrl[j];
 	m.field = (uint8_t)(s->k[i].aux[j] >> 8);
 	m.reg = (uint8_t)s->k[i].aux[j];
+	if (m.is_ctrl == ST_SCHEDULE_REGCOUNT)
+		m.field = 0;
 	return m;
 }
 
@@ -489,6 +512,8 @@ char *st_schedule_to_json(const st_schedule *s)
 			const st_ctrl *c = &k->ctrl[j];
 			if (!k->is_perm && k->isc[j] == 2)
 				ok = st_buf_printf(&b, "%s{\"slot\": %u, \"rename\": %u}", j ? ", " : "", k->v[j], k->aux[j]) == ST_OK;
+			else if (!k->is_perm && k->isc[j] == ST_SCHEDULE_REGCOUNT)
+				ok = st_buf_printf(&b, "%s{\"regcount\": %u}", j ? ", " : "", k->aux[j]) == ST_OK;
 			else if (!k->is_perm && k->isc[j] == 3)
 				ok = st_buf_printf(&b, "%s{\"slot\": %u, \"field\": \"%c\", \"reg\": %u}", j ? ", " : "", k->v[j],
 						   "dabc"[(k->aux[j] >> 8) & 3], k->aux[j] & 255) == ST_OK;
@@ -536,6 +561,10 @@ static st_status apply_ctrl(const sched_kernel *k, st_cubin *c, size_t kidx, con
 		memcpy(word, st_cubin_code(c, kidx, NULL) + 16 * slot, 16);
 		if (k->isc[j] == 2) /* a rename: its field edits follow */
 			continue;
+		if (k->isc[j] == ST_SCHEDULE_REGCOUNT) {
+			rc = st_cubin_set_regcount(c, kidx, k->aux[j], err);
+			continue;
+		}
 		if (k->isc[j] == 3) {
 			static const uint8_t byte[4] = {2, 3, 4, 8};
 			word[byte[(k->aux[j] >> 8) & 3]] = (uint8_t)k->aux[j];

@@ -121,7 +121,7 @@ static void recompute_families(st_sched *s, uint32_t slot, uint32_t *bits, uint3
 		*lo = a >= 0 && l < *lo ? l : *lo;
 		*hi = a >= 0 && h > *hi ? h : *hi;
 	}
-	int target = s->rn ? sc_rename_target(s) : -1;
+	int target = s->rn ? sc_rename_target(s, slot) : -1;
 	if (target >= 0) {
 		st_move rn = {ST_MOVE_RENAME, (uint8_t)target, slot, {0}};
 		if (sc_check_rename(s, rn, &l, &h, NULL) == ST_OK)
@@ -235,7 +235,7 @@ st_status st_sched_new(const st_sass_kernel *k, const st_cubin *c, unsigned flag
 		s->ctrl[i] = s->m.in[i].ctrl;
 	}
 	s->last_swap = UINT32_MAX;
-	if ((flags & ST_SCHED_RENAME) && (rc = sc_rename_prepare(s, err))) {
+	if ((flags & ST_SCHED_RENAME) && (rc = sc_rename_prepare(s, c, err))) {
 		st_sched_free(s);
 		return rc;
 	}
@@ -290,7 +290,7 @@ st_move st_sched_move(const st_sched *s, size_t i)
 		: b < SC_LEGAL_HOIST ? ST_MOVE_REUSE : b < SC_LEGAL_WAIT ? ST_MOVE_HOIST : b < SC_LEGAL_GROUP ? ST_MOVE_WAIT
 		: b < SC_LEGAL_SB ? ST_MOVE_HOIST : b < SC_LEGAL_XBLOCK ? ST_MOVE_SB : b < SC_LEGAL_RENAME ? ST_MOVE_XBLOCK
 		: ST_MOVE_RENAME;
-	mv.arg = (uint8_t)(b >= SC_LEGAL_RENAME ? (unsigned)sc_rename_target(s) : b >= SC_LEGAL_XBLOCK ? 0
+	mv.arg = (uint8_t)(b >= SC_LEGAL_RENAME ? (unsigned)sc_rename_target(s, mv.slot) : b >= SC_LEGAL_XBLOCK ? 0
 			   : b >= SC_LEGAL_SB ? (unsigned)sc_sb_arg(s, mv.slot, b - SC_LEGAL_SB, &sl, &sh)
 			   : b >= SC_LEGAL_GROUP ? b - SC_LEGAL_GROUP + SC_HOIST_VARIANTS : b >= SC_LEGAL_WAIT ? b - SC_LEGAL_WAIT
 			   : b >= SC_LEGAL_HOIST ? b - SC_LEGAL_HOIST : b >= 3 ? b - 3 : 0);
@@ -556,7 +556,7 @@ st_status st_sched_to_cubin(const st_sched *s, st_cubin *c, size_t k, st_error *
 		if (!(rc = st_ctrl_encode(word, s->ctrl[x], err)))
 			rc = st_cubin_set_ctrl(c, k, j, word, err);
 	}
-	return rc;
+	return rc || !s->rn ? rc : sc_rename_count_to_cubin(s, c, k, err);
 }
 
 /* The slot an applied xblock record (undo[i]) moved its instruction to: its block's first slot. */
@@ -600,6 +600,8 @@ st_status st_sched_to_schedule(const st_sched *s, st_schedule *out, st_error *er
 			rc = st_schedule_add_ctrl(out, name, u->chg[t].slot, u->chg[t].now, err);
 	}
 	free(at), free(pos);
+	if (!rc && s->rn && st_sched_regcount(s) != sc_rename_origcount(s)) /* a raise: recorded last */
+		rc = st_schedule_add_regcount(out, name, st_sched_regcount(s), err);
 	return rc;
 }
 
@@ -630,9 +632,18 @@ st_status st_sched_replay(st_sched *s, const st_schedule *sch, size_t i, st_erro
 		return st_error_set(err, ST_EUNSUPPORTED,
 				    "kernels.%s: a permutation cannot be replayed move by move (give swaps or moves)", kn);
 	size_t nm = st_schedule_move_count(sch, i);
+	st_status rc0 = sc_rename_replay_limit(s, sch, i, err);
+	if (rc0)
+		return st_error_wrap(err, "kernels.%s", kn);
 	for (size_t j = 0; j < nm; j++) {
 		st_schedule_move sm = st_schedule_move_at(sch, i, j);
 		st_move mv = {sm.is_ctrl ? ST_MOVE_CTRL : ST_MOVE_SWAP, 0, sm.slot, sm.ctrl};
+		if (sm.is_ctrl == ST_SCHEDULE_REGCOUNT) { /* the raise the renames before it needed */
+			if (st_sched_regcount(s) != sm.reg)
+				return st_error_set(err, ST_EILLEGAL, "kernels.%s.moves[%zu]: register count %u is not the %u the renames need",
+						    kn, j, sm.reg, st_sched_regcount(s));
+			continue;
+		}
 		if (sm.is_ctrl == ST_SCHEDULE_FIELD) { /* a rename's effect: the model must have made it */
 			static const uint8_t byte[4] = {2, 3, 4, 8};
 			if (sm.slot >= s->m.n || sc_rename_field(s, s->at[sm.slot], byte[sm.field & 3]) != sm.reg)

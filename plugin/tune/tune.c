@@ -8,6 +8,7 @@
  * Nothing here is global; every call owns what it opens.  docs/tune.md. */
 #include "sasstune/tune.h"
 #include "tune_aim.h"
+#include "tune_regs.h"
 #include "sasstune/sched.h"
 
 #include <math.h>
@@ -207,6 +208,7 @@ static st_status gpu_evaluate(void *ctx, const st_sched *s, unsigned pairs, st_e
 typedef struct tjob {
 	st_cubin *cubin;
 	size_t kidx;
+	st_tune_regs rg; /* the register-count raise (tune_regs.c) */
 	const char *kname;
 	st_sass_opts so;
 	st_sass_kernel *sk;
@@ -308,6 +310,7 @@ static st_status job_open(tjob *j, const st_tune_kernel *k, const char *kname, c
 	}
 	if ((rc = st_sass_decode(j->cubin, kname, &j->so, &j->sk, err)) ||
 	    (rc = st_sched_new(j->sk, j->cubin, o->sched_flags, &j->s, err)) ||
+	    (rc = st_tune_regs_setup(&j->rg, j->s, j->cubin, j->kidx, k->launch, o->allow_occupancy_drop, err)) ||
 	    (rc = st_costmodel_new(j->s, &mo, &j->m, err)))
 		goto fail;
 	if (gpu) {
@@ -346,6 +349,8 @@ static st_status job_output(tjob *j, const st_tune_kernel *k, st_tune_result *r,
 	st_status cr = st_sass_count(j->sk) && st_sched_depth(j->s)
 			       ? st_check_kernel(j->cubin, c, j->kname, &j->so, NULL, NULL, &violations, &ce)
 			       : ST_OK;
+	if (!cr && st_sched_depth(j->s)) /* a raised register count keeps the occupancy rule */
+		cr = st_tune_regs_check(&j->rg, j->cubin, c, j->kname, &violations, &ce);
 	if (cr == ST_EILLEGAL) {
 		snprintf(r->message, sizeof r->message,
 			 "the independent checker found %zu violation%s in the tuned schedule (%.200s); input kept",

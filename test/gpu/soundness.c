@@ -15,7 +15,10 @@
  *
  * usage: soundness CUBIN LISTING LAUNCH.json OUT_DIR [--walks N] [--max-moves M] [--seed S]
  *                  [--rotate R] [--hoist 0|1] [--wait 0|1] [--sb 0|1] [--rename 0|1] [--xblock 0|1]
- *                  [--seconds T]
+ *                  [--raise 0|1] [--seconds T]
+ * --raise 1 (with --rename 1): renames may raise the register count as far as the occupancy rule
+ * allows for the launch's block size and shared memory (docs/sched.md "Raising the register
+ * count"); the summary counts the walks that raised it ("raised") and the highest count.
  * --seconds: stop starting walks after T seconds (0: no limit); the summary gives the walks run.
  * --dry-run 1: no GPU; walks and materialises only, each candidate counted ok (a CPU check of the
  * walking and its cost); --dry-run 2: also the independent checker on each, a violation counted
@@ -27,6 +30,7 @@
  * walk before, or a fresh worker), so the contamination is its own.  The worker is restarted.
  * Writes OUT_DIR/summary.json and OUT_DIR/failures/ (walk-W.cubin, walk-W.json). */
 #include "sasstune/cubin.h"
+#include "sasstune/occupancy.h"
 #include "sasstune/runtime.h"
 #include "sasstune/sched.h"
 
@@ -84,7 +88,7 @@ int main(int argc, char **argv)
 	}
 	const char *cubin_path = argv[1], *listing = argv[2], *launch_path = argv[3], *out = argv[4];
 	unsigned walks = 1000, max_moves = 64, rotate = 250, hoist = 0, seconds = 0, waitf = 0, dry = 0, sbf = 0;
-	unsigned xblock = 0, renamef = 0;
+	unsigned xblock = 0, renamef = 0, raisef = 0;
 	unsigned long long seed = 1;
 	for (int i = 5; i + 1 < argc; i += 2) {
 		unsigned long v = strtoul(argv[i + 1], NULL, 0);
@@ -104,6 +108,8 @@ int main(int argc, char **argv)
 			xblock = v != 0;
 		else if (!strcmp(argv[i], "--rename"))
 			renamef = v != 0;
+		else if (!strcmp(argv[i], "--raise"))
+			raisef = v != 0;
 		else if (!strcmp(argv[i], "--seconds"))
 			seconds = (unsigned)v;
 		else if (!strcmp(argv[i], "--sb"))
@@ -150,6 +156,15 @@ int main(int argc, char **argv)
 		if (st_sched_new(k, orig, flags, &s[m], &err))
 			return die("sched", &err);
 	}
+	unsigned grid[3], block[3], dyn = 0, regs0 = st_cubin_regcount(orig, ki), limit = regs0;
+	st_launch_dims(spec, grid, block, &dyn);
+	unsigned threads = block[0] * block[1] * block[2];
+	if (raisef && renamef && regs0) /* the occupancy rule: the resident blocks per SM stay */
+		limit = st_occupancy_max_regs(regs0, threads, st_cubin_static_shared(orig, ki) + dyn, 0);
+	for (int m = 0; m < NMODES && limit > regs0; m++)
+		if (st_sched_set_reglimit(s[m], limit, &err))
+			return die("register limit", &err);
+	unsigned raised = 0, regs_max = regs0;
 	size_t size;
 	const uint8_t *data = st_cubin_data(orig, &size);
 	unsigned counts[NMODES][NRES] = {{0}}, checker_bad[NMODES] = {0};
@@ -258,8 +273,12 @@ int main(int argc, char **argv)
 			st_session_get_info(sess, &after);
 		unsigned stray = after.contaminations - before.contaminations;
 		size_t dbad = 0;
-		if (dry == 2 && (st_check_kernel(orig, cand, kname, &so, NULL, NULL, &dbad, &verr) || dbad))
+		if (dry == 2 && (st_check_kernel(orig, cand, kname, &so, NULL, NULL, &dbad, &verr) || dbad ||
+				 st_check_occupancy(orig, cand, kname, threads, dyn, 0, NULL, NULL, &dbad, &verr) || dbad))
 			vr = ST_EILLEGAL; /* counted as an error; the checker's verdict is in the failure record */
+		unsigned rc_now = st_sched_regcount(st);
+		raised += rc_now > regs0;
+		regs_max = rc_now > regs_max ? rc_now : regs_max;
 		t_verify += now() - t0;
 		int r = stray ? R_STRAY : vr == ST_OK ? R_OK : vr == ST_EMISMATCH ? R_MISMATCH : vr == ST_ECRASH ? R_CRASH
 			: vr == ST_ETIMEOUT ? R_TIMEOUT : R_ERROR;
@@ -306,13 +325,14 @@ int main(int argc, char **argv)
 			      "\"walks\": %u, \"walks_planned\": %u, \"max_moves\": %u, \"seed\": %llu, \"sessions\": %u, \"deterministic\": %s, "
 			      "\"families\": \"%s\", \"moves\": {\"total\": %llu, \"swap\": %llu, \"stall\": %llu, \"yield\": %llu, "
 			      "\"reuse\": %llu, \"hoist\": %llu, \"hoist_group\": %llu, \"hoist_slots\": %llu, \"wait\": %llu, \"sb\": %llu, "
-			      "\"rename\": %llu, \"xblock\": %llu}, "
-			      "\"contaminations\": %u, \"seconds\": %.1f, \"walk_seconds\": %.1f, \"verify_seconds\": %.1f, \"modes\": {",
+			      "\"rename\": %llu, \"xblock\": %llu}, \"registers\": %u, \"register_limit\": %u, \"raised\": %u, "
+			      "\"registers_max\": %u, \"contaminations\": %u, \"seconds\": %.1f, \"walk_seconds\": %.1f, \"verify_seconds\": %.1f, \"modes\": {",
 			      cubin_path, kname, device, st_sass_count(k), walks, planned, max_moves, seed, sessions,
 			      deterministic ? "true" : "false", st_sched_families(famflags), moves_total,
 			      moves_by_kind[0], moves_by_kind[1], moves_by_kind[2], moves_by_kind[3], moves_by_kind[ST_MOVE_HOIST],
 			      hoist_group, hoist_swaps, moves_by_kind[ST_MOVE_WAIT], moves_by_kind[ST_MOVE_SB],
-			      moves_by_kind[ST_MOVE_RENAME], moves_by_kind[ST_MOVE_XBLOCK], contaminations, now() - t_start, t_walk,
+			      moves_by_kind[ST_MOVE_RENAME], moves_by_kind[ST_MOVE_XBLOCK], regs0, limit, raised, regs_max,
+			      contaminations, now() - t_start, t_walk,
 			      t_verify);
 	unsigned fails = 0;
 	for (int m = 0; m < NMODES; m++) {

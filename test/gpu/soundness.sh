@@ -15,6 +15,9 @@
 #                 on in every mode (modes: default+new, wide+new, wide-swaps+new, new-first;
 #                 docs/sched.md "Hoist and sink", "Later waits", "Scoreboard re-assignment",
 #                 "Register renaming", "Across blocks")
+#   RAISE=1 ...   (with RENAME=1) renames may raise the register count while the occupancy for the
+#                 launch stays (docs/sched.md "Raising the register count"); the line says how
+#                 many walks raised it
 #   FIXTURE_DIR=test/fixtures/triton-sm90-ptxas13.5 ...   (the fixture set; default
 #   test/fixtures/triton-sm90; each <name>/ holds sm_90.cubin, sm_90.sass, launch.json)
 # Needs an NVIDIA GPU; on the lent machine carry .deps/ (as scripts/test-gpu.sh).  Writes
@@ -56,11 +59,11 @@ else
 fi
 [ -n "${BUILD_ONLY:-}" ] && exit 0   # BUILD_ONLY=1: build the driver, run nothing
 export SASSTUNE_WORKER=$BUILD/sasstune-worker
-WALKS=${WALKS:-1000}; MAX_MOVES=${MAX_MOVES:-64}; SEED=${SEED:-1}; ROTATE=${ROTATE:-250}; HOIST=${HOIST:-0}; WAIT=${WAIT:-0}; SB=${SB:-0}; XBLOCK=${XBLOCK:-0}; RENAME=${RENAME:-0}
+WALKS=${WALKS:-1000}; MAX_MOVES=${MAX_MOVES:-64}; SEED=${SEED:-1}; ROTATE=${ROTATE:-250}; HOIST=${HOIST:-0}; WAIT=${WAIT:-0}; SB=${SB:-0}; XBLOCK=${XBLOCK:-0}; RENAME=${RENAME:-0}; RAISE=${RAISE:-0}
 {
   echo "# sasstune legality soundness, $(date -u +%Y-%m-%dT%H:%M:%SZ), git $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
   echo "# $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -n 1)"
-  echo "# walks=$WALKS max_moves=$MAX_MOVES seed=$SEED rotate=$ROTATE hoist=$HOIST wait=$WAIT sb=$SB rename=$RENAME xblock=$XBLOCK fixtures=${FIX#$ROOT/}"
+  echo "# walks=$WALKS max_moves=$MAX_MOVES seed=$SEED rotate=$ROTATE hoist=$HOIST wait=$WAIT sb=$SB rename=$RENAME raise=$RAISE xblock=$XBLOCK fixtures=${FIX#$ROOT/}"
 } > "$OUT/summary.txt"
 # One fixture: its walks, then its line of the summary in OUT/<f>/line.txt (exit 1: some walk failed).
 run_one() {
@@ -68,7 +71,7 @@ run_one() {
   mkdir -p "$OUT/$f"
   t0=$(date +%s)
   ${FIXTURE_TIMEOUT:+timeout "$FIXTURE_TIMEOUT"} "$BUILD/soundness" "$FIX/$f/sm_90.cubin" "$FIX/$f/sm_90.sass" "$FIX/$f/launch.json" "$OUT/$f" \
-    --walks "$WALKS" --max-moves "$MAX_MOVES" --seed "$SEED" --rotate "$ROTATE" --hoist "$HOIST" --wait "$WAIT" --sb "$SB" --rename "$RENAME" --xblock "$XBLOCK" --seconds "${FIXTURE_SECONDS:-0}" \
+    --walks "$WALKS" --max-moves "$MAX_MOVES" --seed "$SEED" --rotate "$ROTATE" --hoist "$HOIST" --wait "$WAIT" --sb "$SB" --rename "$RENAME" --raise "$RAISE" --xblock "$XBLOCK" --seconds "${FIXTURE_SECONDS:-0}" \
     > "$OUT/$f/stdout.json" 2> "$OUT/$f/stderr.log"
   rc=$?
   python3 - "$f" "$OUT/$f/summary.json" "$rc" "$(( $(date +%s) - t0 ))" > "$OUT/$f/line.txt" <<'PY'
@@ -82,9 +85,11 @@ modes = " ".join(f"{m}={v['ok']}/{sum(x for k, x in v.items() if k != 'failures_
                  for m, v in s["modes"].items())
 kinds = " ".join(f"{k}={v}" for k, v in s["moves"].items() if k != "total")
 strays = sum(v.get("stray_write", 0) for v in s["modes"].values())
+raise_ = (f", registers {s['registers']} (raised in {s['raised']} walks, up to {s['registers_max']} of {s['register_limit']})"
+          if s.get("register_limit", 0) > s.get("registers", 0) else "")
 print(f"{name}: {s['walks']} walks, {s['moves']['total']} moves ({kinds}), failed {s['failed']} "
       f"(stray writes {strays}, contaminations {s.get('contaminations', 0)}; ok/total per mode: {modes}), "
-      f"deterministic={s['deterministic']}, {secs}s")
+      f"deterministic={s['deterministic']}{raise_}, {secs}s")
 PY
   cat "$OUT/$f/line.txt"
   echo "$rc" > "$OUT/$f/rc"

@@ -132,12 +132,76 @@ static void test_bad_input(void **state)
 	free(bytes);
 }
 
+/* The register count (EIATTR_REGCOUNT, what cuobjdump --dump-resource-usage reports as REG) and
+ * static shared memory of each fixture; the setter changes exactly the record's 4 bytes, survives
+ * a permutation, and refuses what it cannot prove (out of range, above EIATTR_MAXREG_COUNT). */
+static void test_regcount(void **state)
+{
+	(void)state;
+	static const unsigned want[] = {26, 208, 32, 215, 204, 64, 19}; /* cuobjdump 12.8's REG */
+	size_t i = 0;
+	for (const char *const *f = st_test_triton_fixtures; *f; f++, i++) {
+		char rel[512];
+		snprintf(rel, sizeof rel, "triton-sm90/%s/sm_90.cubin", *f);
+		uint8_t *bytes;
+		size_t size;
+		st_cubin *c = open_fixture(rel, &bytes, &size);
+		assert_true(i < sizeof want / sizeof *want);
+		assert_int_equal(st_cubin_regcount(c, 0), want[i]);
+		assert_int_equal(st_cubin_static_shared(c, 0), strstr(*f, "add_") ? 0 : 1024);
+		st_error err = {0};
+		assert_int_equal(st_cubin_set_regcount(c, 0, 0, &err), ST_EINVAL);
+		assert_int_equal(st_cubin_set_regcount(c, 0, 256, &err), ST_EINVAL);
+		assert_int_equal(st_cubin_set_regcount(c, 0, 255, &err), ST_OK);
+		assert_int_equal(st_cubin_regcount(c, 0), 255);
+		size_t n;
+		const uint8_t *now = st_cubin_data(c, &n);
+		size_t diff = 0;
+		for (size_t b = 0; b < n; b++)
+			diff += now[b] != bytes[b];
+		assert_int_equal(diff, 1); /* want[i] -> 255 in one byte of the record */
+		size_t slots = st_cubin_kernel(c, 0)->insn_count;
+		uint32_t *perm = malloc(slots * sizeof *perm);
+		for (size_t j = 0; j < slots; j++)
+			perm[j] = (uint32_t)j;
+		assert_int_equal(st_cubin_permute(c, 0, perm, slots, &err), ST_OK);
+		free(perm);
+		assert_int_equal(st_cubin_regcount(c, 0), 255); /* the image is rebuilt from the edited bytes */
+		st_cubin *again = st_test_cubin_copy(c);
+		assert_int_equal(st_cubin_regcount(again, 0), 255);
+		st_cubin_free(again);
+		assert_int_equal(st_cubin_set_regcount(c, 0, want[i], &err), ST_OK);
+		now = st_cubin_data(c, &n);
+		assert_memory_equal(now, bytes, size);
+		st_cubin_free(c);
+		/* EIATTR_MAXREG_COUNT (HVAL 03 1b ff 00 in .nv.info.<k>) lowered to 64 by hand: a count
+		 * above it is refused and nothing changes */
+		uint8_t *copy = malloc(size);
+		memcpy(copy, bytes, size);
+		size_t at = SIZE_MAX;
+		for (size_t b = 0; b + 4 <= size && at == SIZE_MAX; b++)
+			if (copy[b] == 3 && copy[b + 1] == 0x1b && copy[b + 2] == 0xff && copy[b + 3] == 0)
+				at = b;
+		assert_true(at != SIZE_MAX);
+		copy[at + 2] = 64;
+		assert_int_equal(st_cubin_open_mem(copy, size, rel, &c, &err), ST_OK);
+		assert_int_equal(st_cubin_set_regcount(c, 0, 65, &err), ST_EUNSUPPORTED);
+		assert_non_null(strstr(err.msg, "EIATTR_MAXREG_COUNT 64"));
+		assert_int_equal(st_cubin_regcount(c, 0), want[i]);
+		assert_int_equal(st_cubin_set_regcount(c, 0, 64, &err), ST_OK); /* at the cap: allowed */
+		st_cubin_free(c);
+		free(copy);
+		free(bytes);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_triton_read_roundtrip),
 		cmocka_unit_test(test_add_kernel_layout),
 		cmocka_unit_test(test_bad_input),
+		cmocka_unit_test(test_regcount),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -23,12 +23,13 @@ static const char *const rule_files[] = {
 	"plugin/sched/check_move.c", "plugin/sched/sched_internal.h", "plugin/sched/hoist.c", "plugin/sched/group.c",
 	"plugin/sched/wait.c", "plugin/sched/sb.c", "plugin/sched/xblock.c", "plugin/sched/check_xblock.c",
 	"plugin/sched/check_internal.h", "plugin/sched/rename.c", "plugin/sched/rename_enc.c",
-	"plugin/sched/check_rename.c", "plugin/sass/latency.c",
+	"plugin/sched/check_rename.c", "plugin/sched/rename_internal.h", "plugin/sched/rename_regs.c",
+	"plugin/sched/check_regs.c", "plugin/sched/occupancy.c", "plugin/sass/latency.c",
 	"plugin/sass/latency_tables.c", "plugin/sass/operands.c", "plugin/sass/groups.c",
 };
 
 #define RECORDED_VERSION 5
-#define RECORDED_HASH "a5137f617299dd81ecbca86f90a6cd9330878eeb8500c412556a8116e89d494b"
+#define RECORDED_HASH "5212ec22b5534ae0b289dd9bc54c1bbafdce4b77cfaa32cfb7c3e4fac07e2b03"
 
 /* SHA-256 over "<path>\n<SHA-256 of the file>\n" for each file, in order. */
 static void rules_hash(char out[65])

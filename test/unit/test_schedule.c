@@ -203,6 +203,38 @@ static void test_rename_entries(void **state)
 	parse_bad("{\"sasstune_schedule\": 1, \"kernels\": {\"k\": {\"moves\": [{\"slot\": 4, \"rename\": 1, \"stall\": 1}]}}}", ST_EFORMAT, "rename");
 }
 
+/* A register count ({"regcount": n}, after renames that raised it; docs/sched.md "Raising the
+ * register count"): parsed, read back, printed, re-parsed; out of range or with other keys refused;
+ * it moves nothing in a permutation. */
+static void test_regcount_entry(void **state)
+{
+	(void)state;
+	st_schedule *s = parse_ok("{\"sasstune_schedule\": 1, \"kernels\": {\"k\": {\"moves\": [3, {\"regcount\": 210}]}}}");
+	assert_int_equal(st_schedule_move_count(s, 0), 2);
+	st_schedule_move m = st_schedule_move_at(s, 0, 1);
+	assert_int_equal(m.is_ctrl, ST_SCHEDULE_REGCOUNT);
+	assert_int_equal(m.reg, 210);
+	uint32_t perm[8];
+	st_error err = {0};
+	assert_int_equal(st_schedule_permutation(s, 0, 8, perm, &err), ST_OK);
+	assert_int_equal(perm[0], 0);
+	assert_int_equal(perm[3], 4);
+	char *text = st_schedule_to_json(s);
+	assert_non_null(strstr(text, "[3, {\"regcount\": 210}]"));
+	st_schedule *t = parse_ok(text);
+	assert_int_equal(st_schedule_move_at(t, 0, 1).reg, 210);
+	free(text);
+	st_schedule_free(t);
+	st_schedule_free(s);
+	assert_int_equal(st_schedule_new(&s, &err), ST_OK);
+	assert_int_equal(st_schedule_add_regcount(s, "k", 0, &err), ST_EINVAL);
+	assert_int_equal(st_schedule_add_regcount(s, "k", 255, &err), ST_OK);
+	st_schedule_free(s);
+	parse_bad("{\"sasstune_schedule\": 1, \"kernels\": {\"k\": {\"moves\": [{\"regcount\": 256}]}}}", ST_EFORMAT, "regcount");
+	parse_bad("{\"sasstune_schedule\": 1, \"kernels\": {\"k\": {\"moves\": [{\"regcount\": 0}]}}}", ST_EFORMAT, "regcount");
+	parse_bad("{\"sasstune_schedule\": 1, \"kernels\": {\"k\": {\"moves\": [{\"regcount\": 9, \"slot\": 1}]}}}", ST_EFORMAT, "regcount");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -211,6 +243,7 @@ int main(void)
 		cmocka_unit_test(test_build_and_print),
 		cmocka_unit_test(test_apply),
 		cmocka_unit_test(test_rename_entries),
+		cmocka_unit_test(test_regcount_entry),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,5 +1,6 @@
 /* sasstune check ORIGINAL TUNED: every constraint TUNED breaks relative to ORIGINAL. */
 #include "cli.h"
+#include "cli_regs.h"
 #include "sasstune/cubin.h"
 #include "sasstune/sched.h"
 
@@ -11,7 +12,8 @@
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: sasstune check ORIGINAL TUNED [--listing F] [--kernel K] [--json]\n\n"
+		"usage: sasstune check ORIGINAL TUNED [--listing F] [--kernel K] [--json] [--threads N] [--shared B]\n"
+		"                      [--allow-occupancy-drop]\n\n"
 		"Report every dependence, scoreboard, ordering and latency constraint that TUNED breaks\n"
 		"relative to ORIGINAL, kernel by kernel.  The checker is independent of the move generator:\n"
 		"it matches TUNED's words to ORIGINAL's instructions itself (ignoring control bits and\n"
@@ -20,11 +22,17 @@ static void usage(FILE *out)
 		"or above min(table, original) (across block ends too), every variable-latency consumer is\n"
 		"still covered by a wait on its producer's scoreboard, set-to-wait distances stay >= 2\n"
 		"cycles, scoreboard-setting stalls are not lowered, control fields are encodable, and reuse\n"
-		"flags are still valid (docs/sched.md).\n\n"
+		"flags are still valid (docs/sched.md).  A register count raised by renames must hold every\n"
+		"register TUNED names and keep the resident blocks per SM for the block size --threads gives\n"
+		"(a raise without --threads is a violation).\n\n"
 		"options:\n"
 		"  --listing F   ORIGINAL's `nvdisasm -hex -c` listing (default: run nvdisasm on ORIGINAL)\n"
 		"  --kernel K    only kernel K (default: every kernel)\n"
 		"  --json        {\"ok\": bool, \"kernels\": [{kernel, violations, problems: [{offset, message}]}]}\n"
+		"  --threads N   threads a block, for the occupancy rule of a raised register count\n"
+		"  --shared B    the launch's dynamic shared memory in bytes (default 0)\n"
+		"  --allow-occupancy-drop\n"
+		"                a raise may lower the resident blocks per SM\n"
 		"  -h, --help\n\n"
 		"exit status: 0 nothing broken, 1 something broken or bad input, 2 usage error\n");
 }
@@ -68,8 +76,9 @@ int st_cmd_check(int argc, char **argv)
 	const char *listing = NULL, *kernel = NULL;
 	int json = 0;
 	cubins cs = {{NULL, NULL}, 0};
+	st_cli_regs regs = {0};
 	const st_cli_opt opts[] = {ST_OPT_STR("--listing", &listing), ST_OPT_STR("--kernel", &kernel),
-				   ST_OPT_FLAG("--json", &json), ST_OPT_END};
+				   ST_OPT_FLAG("--json", &json), ST_CLI_REGS_OPTS(&regs), ST_OPT_END};
 	int code = st_cli_parse(argc, argv,
 				&(st_cli_args){.usage = usage, .opts = opts, .arg = cubin_arg, .arg_dst = &cs});
 	if (code >= 0)
@@ -111,6 +120,11 @@ int st_cmd_check(int argc, char **argv)
 		}
 		size_t bad = 0;
 		st_status s = st_check_kernel(orig, tuned, name, &o, report, &sk, &bad, &err);
+		size_t obad = 0; /* the occupancy rule of a raised register count */
+		st_status so = s && s != ST_EILLEGAL ? ST_OK : st_check_occupancy(orig, tuned, name, regs.threads, regs.shared,
+										 regs.allow_drop, report, &sk, &obad, &err);
+		s = so == ST_EILLEGAL && !s ? ST_EILLEGAL : so && so != ST_EILLEGAL ? so : s;
+		bad += obad;
 		nk++;
 		total += bad;
 		if (json)

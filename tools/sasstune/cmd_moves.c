@@ -1,5 +1,6 @@
 /* sasstune moves CUBIN: the legal moves of each kernel in its original state, with counts. */
 #include "cli.h"
+#include "cli_regs.h"
 #include "sasstune/cubin.h"
 #include "sasstune/sched.h"
 
@@ -12,7 +13,7 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: sasstune moves CUBIN [--listing F] [--kernel K] [--wide] [--no-ctrl] [--families L] [--why]\n"
-		"                      [--json]\n\n"
+		"                      [--json] [--threads N] [--shared B] [--allow-occupancy-drop]\n\n"
 		"List the moves the legality model allows in each kernel's original state (docs/sched.md):\n"
 		"swaps of adjacent instructions in a block, and control-code edits (lower a stall by one, flip\n"
 		"a yield bit, set a reuse flag).  By default a swap must involve a global or shared load or\n"
@@ -28,7 +29,8 @@ static void usage(FILE *out)
 		"ALU instruction moves to the end of the block that falls through into its own (loop-invariant\n"
 		"code out of a loop).  With the rename family, the live range of a register defined and read\n"
 		"inside one block moves to a register the kernel never names (breaking false WAR/WAW\n"
-		"dependences).\n\n"
+		"dependences); with --threads it may take registers above the kernel's count, raising the count\n"
+		"while the resident blocks per SM stay (occupancy before and after is reported).\n\n"
 		"options:\n"
 		"  --listing F   the cubin's `nvdisasm -hex -c` listing (default: run nvdisasm)\n"
 		"  --kernel K    only kernel K (default: every kernel)\n"
@@ -43,7 +45,8 @@ static void usage(FILE *out)
 		"                renamed, and (xblock family) why each candidate cannot move now\n"
 		"  --json        {\"kernels\": [{kernel, instructions, blocks, setting, families, counts: {swap,\n"
 		"                stall, yield, reuse, [hoist, hoist_group, wait, sb, rename, xblock,] total},\n"
-		"                moves: [{kind, slot, offset, text}], refused: [...]}]}\n"
+		"                moves: [{kind, slot, offset, text}], refused: [...], occupancy}]}\n"
+		ST_CLI_REGS_HELP
 		"  -h, --help\n\n"
 		"exit status: 0 listed, 1 the cubin or listing cannot be read, 2 usage error\n");
 }
@@ -251,23 +254,32 @@ typedef struct moves_args {
 	unsigned flags;
 	int why;
 	cJSON *kernels; /* --json: the "kernels" array, else NULL (text on stdout) */
+	st_cli_regs regs; /* --threads/--shared/--allow-occupancy-drop: the rename family's raise */
 } moves_args;
 
 /* One kernel: its summary, its legal moves and (--why) the refusals.  The exit code. */
-static int one_kernel(const moves_args *a, const st_cubin *c, const char *name)
+static int one_kernel(const moves_args *a, const st_cubin *c, size_t k, const char *name)
 {
-	st_sass_kernel *sk;
-	st_sched *s;
+	st_sass_kernel *sk = NULL;
+	st_sched *s = NULL;
 	st_error err = {0};
-	if (st_cli_sched_new(c, name, a->listing, a->flags, &sk, &s, &err))
+	unsigned limit = 0;
+	if (st_cli_sched_new(c, name, a->listing, a->flags, &sk, &s, &err) ||
+	    st_cli_regs_limit(s, c, k, &a->regs, &limit, &err)) {
+		st_sched_free(s);
+		st_sass_free(sk);
 		return st_cli_fail(a->cmd, &err);
+	}
 	counts n = count_moves(s);
 	cJSON *kj = NULL;
 	if (a->kernels)
 		kj = summary_json(a->kernels, name, sk, s, a->flags, &n);
 	else
 		summary_text(name, sk, s, a->flags, &n);
-	/* (a report on the kernel as a whole goes here: after its summary, before its moves) */
+	/* a report on the kernel as a whole: after its summary, before its moves ("after": the count
+	 * the raise may reach) */
+	if ((a->flags & ST_SCHED_RENAME) || a->regs.threads)
+		st_cli_occupancy(kj, c, k, &a->regs, limit, limit);
 	cJSON *mj = kj ? cJSON_AddArrayToObject(kj, "moves") : NULL;
 	cJSON *rj = kj && a->why ? cJSON_AddArrayToObject(kj, "refused") : NULL;
 	list_moves(s, mj);
@@ -284,6 +296,7 @@ int st_cmd_moves(int argc, char **argv)
 	int json = 0;
 	moves_args a = {.cmd = argv[0]};
 	const st_cli_opt opts[] = {
+		ST_CLI_REGS_OPTS(&a.regs),
 		ST_OPT_STR("--listing", &a.listing), ST_OPT_STR("--kernel", &kernel),
 		ST_OPT_BIT("--wide", &a.flags, ST_SCHED_WIDE), ST_OPT_BIT("--no-ctrl", &a.flags, ST_SCHED_NO_CTRL),
 		ST_OPT_STR("--families", &families), ST_OPT_FLAG("--why", &a.why), ST_OPT_FLAG("--json", &json), ST_OPT_END,
@@ -310,7 +323,7 @@ int st_cmd_moves(int argc, char **argv)
 	for (size_t k = 0; k < st_cubin_kernel_count(c) && rc == ST_EXIT_OK; k++) {
 		const char *name = st_cubin_kernel(c, k)->name;
 		if (!kernel || !strcmp(kernel, name))
-			rc = one_kernel(&a, c, name);
+			rc = one_kernel(&a, c, k, name);
 	}
 	if (json && rc == ST_EXIT_OK)
 		st_cli_print_json(root, 1);

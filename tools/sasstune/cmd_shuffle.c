@@ -1,5 +1,6 @@
 /* sasstune shuffle CUBIN --steps N --seed S -o OUT: a random walk of legal moves (for testing). */
 #include "cli.h"
+#include "cli_regs.h"
 #include "sasstune/cubin.h"
 #include "sasstune/sched.h"
 
@@ -12,7 +13,8 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: sasstune shuffle CUBIN [--listing F] [--kernel K] [--wide] [--no-ctrl] [--families L]\n"
-		"                        --steps N --seed S -o OUT [--schedule-out S.json] [-v]\n\n"
+		"                        --steps N --seed S -o OUT [--schedule-out S.json] [-v] [--threads N]\n"
+		"                        [--shared B] [--allow-occupancy-drop]\n\n"
 		"Apply a random walk of N legal moves (docs/sched.md) to each kernel (or kernel K) and write\n"
 		"the result.  Each step picks one of the current state's legal moves uniformly at random\n"
 		"(xorshift64 seeded with S, so the same inputs give the same walk); a kernel with no legal\n"
@@ -34,6 +36,12 @@ static void usage(FILE *out)
 		"  -o OUT             the shuffled cubin\n"
 		"  --schedule-out F   the walk as a schedule (moves with their control-code fix-ups)\n"
 		"  -v                 print each move\n"
+		"  --threads N        threads a block: renames may raise the register count while the resident\n"
+		"                     blocks per SM stay (written to the cubin and as {\"regcount\"} to the\n"
+		"                     schedule); without it the count is never raised\n"
+		"  --shared B         the launch's dynamic shared memory in bytes (default 0)\n"
+		"  --allow-occupancy-drop\n"
+		"                     let a raise lower the resident blocks per SM (off by default)\n"
 		"  -h, --help\n\n"
 		"exit status: 0 written, 1 bad input, 2 usage error\n");
 }
@@ -54,7 +62,9 @@ int st_cmd_shuffle(int argc, char **argv)
 	const char *steps_s = NULL, *seed_s = NULL, *families = NULL;
 	unsigned flags = 0;
 	int verbose = 0;
+	st_cli_regs regs = {0};
 	const st_cli_opt opts[] = {
+		ST_CLI_REGS_OPTS(&regs),
 		ST_OPT_STR("--listing", &listing), ST_OPT_STR("--kernel", &kernel), ST_OPT_STR("-o", &out),
 		ST_OPT_STR("--steps", &steps_s), ST_OPT_STR("--seed", &seed_s), ST_OPT_STR("--schedule-out", &sched_out),
 		ST_OPT_BIT("--wide", &flags, ST_SCHED_WIDE), ST_OPT_BIT("--no-ctrl", &flags, ST_SCHED_NO_CTRL),
@@ -103,6 +113,11 @@ int st_cmd_shuffle(int argc, char **argv)
 		st_sched *s;
 		if (st_cli_sched_new(c, name, listing, flags, &sk, &s, &err))
 			goto fail;
+		if (st_cli_regs_limit(s, c, k, &regs, NULL, &err)) {
+			st_sched_free(s);
+			st_sass_free(sk);
+			goto fail;
+		}
 		unsigned long long done = 0;
 		for (; done < steps; done++) {
 			size_t nm = st_sched_move_count(s);

@@ -1,4 +1,5 @@
 /* sasstune tune CUBIN: search a faster schedule for one kernel (docs/tune.md). */
+#include "cli_regs.h"
 #include "cmd_tune_captures.h"
 #include "eval_log.h"
 #include "tune_cli.h"
@@ -14,7 +15,7 @@ static void usage(FILE *out)
 		"                     [--reward gpu|model] [--budget 300s | --steps N] [--seed S] [--policy P]\n"
 		"                     [--hidden H] [--wide] [--no-ctrl] [--families L] [--set NAME=VALUE]... -o OUT\n"
 		"                     [--schedule-out S.json] [--json] [--quiet] [--log-evals F.jsonl]\n"
-		"                     [--aim auto|FILE|off]\n"
+		"                     [--aim auto|FILE|off] [--allow-occupancy-drop]\n"
 		"                     [--variants --ptx PTX [--ptxas P]... [--controls F]...]\n"
 		"       sasstune tune --captures DIR [--budget T] [--total-budget T] [--cache-dir D]\n"
 		"                     (tune what SASSTUNE_MODE=capture recorded: sasstune tune --captures x --help)\n\n"
@@ -51,7 +52,11 @@ static void usage(FILE *out)
 		"  --no-ctrl       swaps only, no control-code edits\n"
 		"  --families L    move families, a comma list of swap (required), ctrl, hoist, wait, sb, rename,\n"
 		"                  xblock (default " ST_SCHED_MOVE_FAMILIES "; docs/sched.md); --no-ctrl alone is\n"
-		"                  swap alone\n"
+		"                  swap alone; with rename and --launch, renames may raise the register count\n"
+		"                  while the resident blocks per SM stay (the summary reports the occupancy\n"
+		"                  before and after; without --launch it is never raised)\n"
+		"  --allow-occupancy-drop\n"
+		"                  let a raise lower the resident blocks per SM (off by default)\n"
 		"  --set N=V       a search setting by its docs/search.md name (ppo.lr, eval_pairs, ...)\n"
 		"  --aim A         aimed proposals (docs/profile.md): auto (sample the kernel with CUPTI at\n"
 		"                  the start, GPU reward, at most 5%% of the budget), a samples file\n"
@@ -112,6 +117,7 @@ typedef struct tune_report {
 	unsigned long long log_lines;
 	double own_ms, eval_ms;                                    /* search's own time a step; one evaluation */
 	double ratio, lo, hi;                                      /* 1 when nothing was kept */
+	const uint8_t *orig; size_t orig_size; const st_launch *spec; /* for the occupancy report */
 } tune_report;
 
 static void report_json(const st_tune_result *r, const tune_report *t)
@@ -165,6 +171,8 @@ static void report_json(const st_tune_result *r, const tune_report *t)
 		if (v)
 			cJSON_AddItemToObject(j, "verification", v);
 	}
+	if (t->families & ST_SCHED_RENAME) /* the family that may raise the register count */
+		st_cli_occupancy_tune(j, t->orig, t->orig_size, r->cubin, r->cubin_size, r->kernel, t->spec);
 	st_cli_print_json(j, 0);
 	cJSON_Delete(j);
 }
@@ -191,6 +199,8 @@ static void report_text(const st_tune_result *r, const tune_report *t)
 		       r->kernel, r->aim, r->aim_ms, 100 * r->aim_hot_share);
 	if (t->variant)
 		printf("%s: variant %s\n", r->kernel, t->variant);
+	if (t->families & ST_SCHED_RENAME)
+		st_cli_occupancy_tune(NULL, t->orig, t->orig_size, r->cubin, r->cubin_size, r->kernel, t->spec);
 	if (r->improved)
 		printf("%s: baseline 1.0000, tuned %.4f [%.4f, %.4f]%s\n", r->kernel, t->ratio, t->lo, t->hi,
 		       t->gpu ? " (original/tuned, confirmed on the GPU)" : " (cost model, unconfirmed)");
@@ -265,7 +275,7 @@ int st_cmd_tune(int argc, char **argv)
 		ST_OPT_FLAG("--variants", &variants), ST_OPT_STR("--ptx", &vc.ptx_path),
 		ST_OPT_FN("--ptxas", st_vcli_ptxas_opt, &vc), ST_OPT_FN("--controls", st_vcli_controls_opt, &vc),
 		ST_OPT_STR("--log-evals", &log_path),
-		ST_OPT_STR("--aim", &o.aim), ST_OPT_FN("--aim-strength", aim_strength_opt, &o.aim_strength), ST_OPT_END,
+		ST_OPT_FLAG("--allow-occupancy-drop", &o.allow_occupancy_drop), ST_OPT_STR("--aim", &o.aim), ST_OPT_FN("--aim-strength", aim_strength_opt, &o.aim_strength), ST_OPT_END,
 	};
 	const st_cli_need need[] = {{&path, "CUBIN"}, {&out, "-o OUT"}, {0}};
 	int code = st_cli_parse(argc, argv, &(st_cli_args){.usage = usage, .opts = opts, .file = &path, .need = need});
@@ -327,7 +337,7 @@ int st_cmd_tune(int argc, char **argv)
 			 .own_ms = r.steps ? 1e3 * (r.seconds - r.eval_seconds) / (double)r.steps : 0,
 			 .eval_ms = r.evals ? 1e3 * r.eval_seconds / (double)r.evals : 0,
 			 .ratio = r.improved ? r.best.ratio : 1.0, .lo = r.improved ? r.best.lo : 1.0,
-			 .hi = r.improved ? r.best.hi : 1.0};
+			 .hi = r.improved ? r.best.hi : 1.0, .orig = data, .orig_size = size, .spec = spec};
 	if (json)
 		report_json(&r, &t);
 	else
