@@ -4,7 +4,8 @@
  *  (a) A falls through into H, A's only successor is H, H's only predecessor is A (a split that
  *      joins nothing): X executes exactly as often as before;
  *  (b) loop-invariant code motion: H is a loop header entered only from A (every other
- *      predecessor of H lies in the loop, every other loop block is entered only from the loop),
+ *      predecessor of H lies in the loop: the blocks reaching one backwards without passing H,
+ *      none of them the kernel's entry or a block without predecessors),
  *      X's sources are written nowhere in the loop (X included), X's destinations are written in
  *      the loop only by X and are not live into H: X computes the same value once in A that it
  *      computed on every iteration, and every reader sees that value.
@@ -216,11 +217,12 @@ static int loop_ok(const sc_model *m, xb_cfg *g, uint32_t h, uint32_t a, int *lo
 	reach_back(g, others, no, h, 2);
 	if (g->mark[a] & 2)
 		return 0;
+	/* The blocks marked are closed under predecessors (but at h), so the loop has no entry but h
+	 * exactly when none of them is the kernel's entry or has no predecessor at all (the bench
+	 * layernorm: a branch from the entry block straight to h, skipping a, is no back edge). */
 	for (size_t b = 0; b < g->nb; b++)
-		if ((g->mark[b] & 2) && b != h)
-			for (uint32_t e = g->pstart[b]; e < g->pstart[b + 1]; e++)
-				if (!(g->mark[g->plist[e]] & 2))
-					return 0; /* a second entry into the loop */
+		if ((g->mark[b] & 2) && b != h && (b == 0 || g->pstart[b] == g->pstart[b + 1]))
+			return 0;
 	(void)m;
 	return 1;
 }

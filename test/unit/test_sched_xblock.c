@@ -301,6 +301,47 @@ static void test_xblock_unfrozen(void **state_)
 	st_test_kernel_close(&x);
 }
 
+/* A loop header's other predecessor must be a back edge.  The bench layernorm's reduction block
+ * (.L_x_0, 0x960) is entered from the block before (A) and by a branch from the kernel's first
+ * block that skips the row loop (0x170, the zero-column case): no loop, yet the walk backwards
+ * from that branch stopped nowhere and the "second entry" test passed (it only looked at
+ * predecessors of the blocks it had marked, which all are).  Moving `MOV R20, RZ` (0xa10) to the
+ * end of A would leave R20 unset on the skipping path.  The model refuses it now and the checker
+ * catches it by hand, with the fix-ups the model would make. */
+static void test_xblock_entry_path(void **state_)
+{
+	(void)state_;
+	st_test_kernel x;
+	size_t size;
+	st_error err = {0};
+	memset(&x, 0, sizeof x);
+	uint8_t *bytes = st_test_read("bench/layernorm.sm_90.cubin", &size);
+	assert_int_equal(st_cubin_open_mem(bytes, size, "bench layernorm", &x.c, &err), ST_OK);
+	free(bytes);
+	x.listing = st_test_fixture("bench/layernorm.sm_90.sass");
+	x.o.listing = x.listing;
+	x.name = st_cubin_kernel(x.c, 0)->name;
+	assert_int_equal(st_sass_decode(x.c, x.name, &x.o, &x.k, &err), ST_OK);
+	const st_sass_insn *in = st_sass_insns(x.k);
+	uint32_t j = 0xa1, t = 0x96;
+	assert_string_equal(in[j].opcode, "MOV");
+	assert_int_equal(in[t].flags & ST_F_LEADER, ST_F_LEADER);
+	st_sched *s = st_test_sched_new(&x, ST_SCHED_WIDE | ST_SCHED_XBLOCK);
+	assert_int_equal(count_kind(s, ST_MOVE_XBLOCK, NULL), 2); /* 0x230 and 0xcc0, as in the fixture */
+	st_move m = {ST_MOVE_XBLOCK, 0, j, {0}};
+	assert_int_equal(st_sched_check(s, m, NULL), ST_EILLEGAL);
+	st_ctrl pv = in[j - 1].ctrl, nx = in[j + 1].ctrl;
+	pv.stall = (uint8_t)(pv.stall + in[j].ctrl.stall);
+	nx.wait |= in[j].ctrl.wait;
+	st_ctrl fix[2] = {pv, nx};
+	uint32_t at[2] = {j, j + 1};
+	st_cubin *c = rotated(&x, j, t, at, fix, 2);
+	caught(&x, c, "a path from the kernel's entry reaches it without passing the block before");
+	st_cubin_free(c);
+	st_sched_free(s);
+	st_test_kernel_close(&x);
+}
+
 /* Walks that take both xblock moves first, then moves with every other pick inside the four
  * blocks they changed (A and H of each): the checker flags none, undo restores the original. */
 static void test_xblock_walks_after(void **state_)
@@ -510,6 +551,7 @@ int main(void)
 		cmocka_unit_test(test_xblock_schedule),     cmocka_unit_test(test_xblock_walks),
 		cmocka_unit_test(test_xblock_families),     cmocka_unit_test(test_xblock_cache_is_exact),
 		cmocka_unit_test(test_xblock_unfrozen),     cmocka_unit_test(test_xblock_walks_after),
+		cmocka_unit_test(test_xblock_entry_path),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
