@@ -370,7 +370,8 @@ static void test_xblock_lasting(void **state_)
 }
 
 /* Walks that take both xblock moves first, then moves with every other pick inside the four
- * blocks they changed (A and H of each): the checker flags none, undo restores the original. */
+ * blocks they changed (A and H of each): the move cache equals a full recomputation every 8
+ * moves, the checker flags none, undo restores the original. */
 static void test_xblock_walks_after(void **state_)
 {
 	(void)state_;
@@ -398,6 +399,17 @@ static void test_xblock_walks_after(void **state_)
 				inside += s->xfroz[s->m.si[st_sched_at(s, m.slot)].block] != 0;
 				free(near);
 				assert_int_equal(st_sched_apply(s, m, &err), ST_OK);
+				if (step % 8 == 7) { /* the cache after local refreshes equals a full recomputation */
+					size_t n = st_sched_count(s);
+					uint32_t *was = malloc(n * sizeof *was);
+					assert_non_null(was);
+					memcpy(was, s->legal, n * sizeof *was);
+					sc_refresh_all(s);
+					for (size_t q = 0; q < n; q++)
+						if (was[q] != s->legal[q])
+							fail_msg("walk %d step %d: slot %zu cached 0x%x, fresh 0x%x", w, step, q, was[q], s->legal[q]);
+					free(was);
+				}
 			}
 			st_cubin *c = st_test_cubin_copy(x.c);
 			assert_int_equal(st_sched_to_cubin(s, c, 0, &err), ST_OK);
