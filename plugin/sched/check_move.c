@@ -66,7 +66,7 @@ static int required(const st_sched *s, uint32_t p, uint32_t q, char *what, size_
 	if (l <= 0)
 		return l;
 	const sc_info *a = &s->m.si[p], *b = &s->m.si[q];
-	if (a->block == b->block) {
+	if (a->block == b->block && !sc_xblock_moved(s, p) && !sc_xblock_moved(s, q)) {
 		int32_t od = b->orig_t - a->orig_t;
 		if (od >= 0 && od < l)
 			l = od;
@@ -84,7 +84,7 @@ static int sb_required(const st_sched *s, uint32_t p, uint32_t q, uint8_t wait, 
 	*sb = first_bit(hit);
 	int l = 2;
 	const sc_info *a = &s->m.si[p], *b = &s->m.si[q];
-	if (a->block == b->block) {
+	if (a->block == b->block && !sc_xblock_moved(s, p) && !sc_xblock_moved(s, q)) {
 		int32_t od = b->orig_t - a->orig_t;
 		if (od >= 0 && od < l)
 			l = od;
@@ -147,6 +147,9 @@ static st_status check_swap(const st_sched *s, uint32_t i, sc_fix *fix, walk *w,
 	if (i == m->bfirst[ia->block])
 		return illegal(err, "%s moves the first instruction of a block (%s at 0x%x, a branch target or fall-through entry)",
 			       pre, a->opcode, 16 * i);
+	if (sc_xblock_moved(s, A) || sc_xblock_moved(s, B))
+		return illegal(err, "%s moves %s, which an xblock move put at the end of its block (it stays there)", pre,
+			       sc_xblock_moved(s, A) ? a->opcode : b->opcode);
 	if (ia->flags & SC_FIXED)
 		return illegal(err, "%s moves %s, a fixed point (control flow, barrier, fence, code reference or unknown)", pre,
 			       a->opcode);
@@ -443,8 +446,11 @@ st_status sc_check(const st_sched *s, st_move mv, sc_fix *fix, uint32_t *rlo, ui
 		fix->n = 0;
 	if (mv.slot >= s->m.n)
 		return st_error_set(err, ST_EINVAL, "move at slot %u: the kernel has %zu slots", mv.slot, s->m.n);
-	if (sc_xblock_frozen(s, mv.slot) || (mv.kind == ST_MOVE_SWAP && mv.slot + 1 < s->m.n && sc_xblock_frozen(s, mv.slot + 1)))
-		return st_error_set(err, ST_EILLEGAL, "move at 0x%x: its block took an xblock move (frozen)", 16 * mv.slot);
+	/* X8: after an xblock move its two blocks take swaps and control edits again (the model's block
+	 * facts were moved with it); wait, sb and rename moves stay out (their static facts are not) */
+	if ((mv.kind == ST_MOVE_WAIT || mv.kind == ST_MOVE_SB || mv.kind == ST_MOVE_RENAME) && sc_xblock_frozen(s, mv.slot))
+		return st_error_set(err, ST_EILLEGAL, "move at 0x%x: its block took an xblock move (no wait, sb or rename move there)",
+				    16 * mv.slot);
 	if (mv.kind == ST_MOVE_XBLOCK) /* xblock.c */
 		return sc_check_xblock(s, mv, fix, rlo, rhi, err);
 	if (mv.kind == ST_MOVE_HOIST) /* a chain of swaps (hoist.c); its fix-ups are the swaps' own */

@@ -6,7 +6,9 @@
  *    neither control nor sync, no non-branch reference (BSSY) names L;
  *  - X is fixed-latency ALU without memory, scoreboards, guard or special registers, came from
  *    L's segment (no fixed point between L and X), and was not H's last instruction;
- *  - H's predecessors other than A (if any) form a loop entered only through H from A; then X's
+ *  - H's predecessors other than A (if any) form a loop entered only through H from A (what
+ *    reaches them backwards without passing H holds neither the kernel's entry nor a block
+ *    nothing enters: else a path reaches H around A); then X's
  *    sources are written nowhere in it (X included), its destinations only by X, and none of
  *    them is live into H (a path from H reads it before an unpredicated write);
  *  - every variable-latency instruction that touches X's registers and reaches A is waited on
@@ -135,6 +137,15 @@ static const char *loop_rule(const ck *c, uint32_t h, uint32_t a, uint32_t X, ui
 		for (int e = 0; e < 2 && (mark[b] & 2) == 0; e++)
 			if (c->bsucc[b][e] >= 0 && (mark[c->bsucc[b][e]] & 2) && c->bsucc[b][e] != (int32_t)h)
 				return "the loop has a second entry";
+	/* what reaches H's other predecessors backwards must not start at the kernel's entry (or at a
+	 * block nothing enters): then a path reaches H around A, and X would not run on it */
+	for (size_t b = 0; b < c->nb; b++) {
+		bool entered = false;
+		for (size_t p = 0; p < c->nb && !entered; p++)
+			entered = c->bsucc[p][0] == (int32_t)b || c->bsucc[p][1] == (int32_t)b;
+		if ((mark[b] & 2) && b != h && (b == 0 || !entered))
+			return "a path from the kernel's entry reaches it without passing the block before";
+	}
 	const st_sass_insn *x = &c->in[X];
 	for (int pass = 0; pass < 2; pass++) /* sources first, then destinations */
 		for (size_t b = 0; b < c->nb; b++)

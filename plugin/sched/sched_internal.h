@@ -130,6 +130,7 @@ typedef struct sc_undo {
 	uint8_t cont; /* a later swap of the hoist that the record before it began: undone with it */
 	uint8_t nchg;
 	sc_change chg[4];
+	uint32_t aux; /* xblock: the slot its instruction moved to (the block's first slot then) */
 } sc_undo;
 
 struct st_sched {
@@ -152,7 +153,9 @@ struct st_sched {
 	uint32_t last_swap; /* slot of the latest swap applied, UINT32_MAX none (for features) */
 	uint32_t *xa;       /* xblock family, per original index: 1 + the block it may move to, 0 none */
 	uint8_t *xlin;      /* its longest fixed latency in from anywhere (cycles) */
-	uint8_t *xfroz;     /* per block: xblock moves applied into or out of it (then no move there) */
+	uint8_t *xfroz;     /* per block: xblock moves applied into or out of it (then no wait, sb, rename or
+	                     * xblock move there; docs/sched.md X8) */
+	struct sc_xsave *xsave; /* per original index: its facts before its xblock move (xblock.c) */
 	sc_rename *rn;      /* rename family (NULL when off): owns the instructions m.in points at */
 };
 
@@ -194,13 +197,17 @@ st_status sc_check_sb(const st_sched *s, st_move m, sc_fix *fix, uint32_t *rlo, 
 uint32_t sc_sb_target(const st_sched *s, st_move m);
 int sc_sb_arg(const st_sched *s, uint32_t j, unsigned rd, uint32_t *lo, uint32_t *hi);
 /* Moves across blocks (xblock.c): static candidates (only with ST_SCHED_XBLOCK), legality and
- * fix-up, the slot the insn lands on, the rotation (dir 1 apply, -1 undo; freezes/unfreezes the
- * two blocks), and whether a slot lies in a frozen block. */
+ * fix-up, the slot the insn lands on, the rotation (dir 1 apply, -1 undo; marks/unmarks the two
+ * blocks, and moves the model's block facts with it: X joins A, H starts one slot later, X's and
+ * L's exposure facts change, X8), whether a slot lies in a marked block (no wait, sb, rename or
+ * xblock move there), and whether original instruction i is an X moved by an applied xblock move
+ * (it stays at the end of A: no swap moves it; every latency into or out of it is the table's). */
 st_status sc_xblock_prepare(st_sched *s, st_error *err);
 st_status sc_check_xblock(const st_sched *s, st_move m, sc_fix *fix, uint32_t *rlo, uint32_t *rhi, st_error *err);
 uint32_t sc_xblock_target(const st_sched *s, uint32_t slot);
 void sc_xblock_rotate(st_sched *s, uint32_t j, uint32_t t, int dir);
 int sc_xblock_frozen(const st_sched *s, uint32_t slot);
+int sc_xblock_moved(const st_sched *s, uint32_t i);
 /* Register renaming (rename.c, rename_enc.c): prepare (only with ST_SCHED_RENAME; m.in then
  * points at the state's own copy of the instructions), the target register of slot's move (-1:
  * none), legality (read range: the def's slot to its range's end), apply and undo (the undo

@@ -143,17 +143,14 @@ static void recompute(st_sched *s, uint32_t slot)
 	uint32_t bits = 0;
 	uint32_t lo = slot, hi = slot, l, h;
 	st_move mv = {ST_MOVE_SWAP, 0, slot, {0}};
-	if (sc_xblock_frozen(s, slot)) { /* X8: nothing moves in a block an xblock move changed */
-		recount(s, slot, 0, slot, slot);
-		return;
-	}
 	if (sc_check(s, mv, NULL, &l, &h, NULL) == ST_OK)
 		bits |= 1;
 	lo = l < lo ? l : lo;
 	hi = h > hi ? h : hi;
 	recompute_ctrl(s, slot, &bits, &lo, &hi);
 	recompute_hoist(s, slot, &bits, &lo, &hi);
-	recompute_families(s, slot, &bits, &lo, &hi);
+	if (!sc_xblock_frozen(s, slot)) /* X8: no wait, sb, rename or xblock move where one moved */
+		recompute_families(s, slot, &bits, &lo, &hi);
 	recount(s, slot, bits, lo, hi);
 }
 
@@ -197,6 +194,7 @@ void st_sched_free(st_sched *s)
 	free(s->xa);
 	free(s->xlin);
 	free(s->xfroz);
+	free(s->xsave);
 	sc_rename_free(s->rn);
 	free(s);
 }
@@ -395,10 +393,11 @@ static sc_undo *push_undo(st_sched *s, st_move m, uint8_t cont, const sc_fix *fi
 	return u;
 }
 
-/* The rotation of an xblock move from slot j, and the refresh range: both frozen blocks whole. */
-static void xblock_raw(st_sched *s, uint32_t j, int dir, uint32_t *lo, uint32_t *hi)
+/* The rotation of an xblock move from slot j to t, and the refresh range: both blocks whole (their
+ * facts changed). */
+static void xblock_raw(st_sched *s, uint32_t j, uint32_t t, int dir, uint32_t *lo, uint32_t *hi)
 {
-	uint32_t h = s->m.si[s->at[j]].block, t = s->m.bfirst[h];
+	uint32_t h = s->m.si[s->at[j]].block;
 	sc_xblock_rotate(s, j, t, dir);
 	*lo = s->m.bfirst[h - 1] < *lo ? s->m.bfirst[h - 1] : *lo;
 	*hi = s->m.blast[h] > *hi ? s->m.blast[h] : *hi;
@@ -414,7 +413,7 @@ static void apply_record(st_sched *s, const sc_undo *u, uint32_t *lo, uint32_t *
 		s->last_swap = u->m.slot;
 		*hi = u->m.slot + 1 > *hi ? u->m.slot + 1 : *hi;
 	} else if (u->m.kind == ST_MOVE_XBLOCK) {
-		xblock_raw(s, u->m.slot, 1, lo, hi);
+		xblock_raw(s, u->m.slot, u->aux, 1, lo, hi);
 		for (unsigned t = 0; t < fix.n; t++)
 			s->ctrl[fix.chg[t].idx] = fix.chg[t].now;
 	} else {
@@ -447,7 +446,7 @@ static void undo_record(st_sched *s, uint32_t *lo, uint32_t *hi)
 		for (unsigned t = fix.n; t-- > 0;)
 			s->ctrl[fix.chg[t].idx] = fix.chg[t].old;
 	if (u->m.kind == ST_MOVE_XBLOCK)
-		xblock_raw(s, u->m.slot, -1, lo, hi);
+		xblock_raw(s, u->m.slot, u->aux, -1, lo, hi);
 }
 
 /* A hoist (single or group): its chain of swaps, each checked in the state the previous ones left
@@ -496,6 +495,8 @@ st_status st_sched_apply(st_sched *s, st_move m, st_error *err)
 			return rc;
 		if (!(u = push_undo(s, m, 0, &fix, err)))
 			return ST_ENOMEM;
+		if (m.kind == ST_MOVE_XBLOCK)
+			u->aux = sc_xblock_target(s, m.slot);
 		apply_record(s, u, &lo, &hi);
 	}
 	s->nmoves++;
@@ -559,13 +560,6 @@ st_status st_sched_to_cubin(const st_sched *s, st_cubin *c, size_t k, st_error *
 	return rc || !s->rn ? rc : sc_rename_count_to_cubin(s, c, k, err);
 }
 
-/* The slot an applied xblock record (undo[i]) moved its instruction to: its block's first slot. */
-static uint32_t xblock_start(const st_sched *s, size_t i)
-{
-	(void)i;
-	return s->m.bfirst[s->m.si[s->at[s->undo[i].m.slot]].block];
-}
-
 st_status st_sched_to_schedule(const st_sched *s, st_schedule *out, st_error *err)
 {
 	const char *name = st_sass_name(s->m.k);
@@ -594,7 +588,7 @@ st_status st_sched_to_schedule(const st_sched *s, st_schedule *out, st_error *er
 		if (u->m.kind == ST_MOVE_SWAP)
 			rc = st_schedule_add_swap(out, name, u->m.slot, err);
 		if (u->m.kind == ST_MOVE_XBLOCK) /* its rotation as adjacent swaps up to the block start */
-			for (uint32_t p = u->m.slot, t = xblock_start(s, i); p-- > t && !rc;)
+			for (uint32_t p = u->m.slot, t = u->aux; p-- > t && !rc;)
 				rc = st_schedule_add_swap(out, name, p, err);
 		for (unsigned t = 0; t < u->nchg && !rc; t++)
 			rc = st_schedule_add_ctrl(out, name, u->chg[t].slot, u->chg[t].now, err);

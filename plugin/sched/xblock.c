@@ -4,7 +4,8 @@
  *  (a) A falls through into H, A's only successor is H, H's only predecessor is A (a split that
  *      joins nothing): X executes exactly as often as before;
  *  (b) loop-invariant code motion: H is a loop header entered only from A (every other
- *      predecessor of H lies in the loop, every other loop block is entered only from the loop),
+ *      predecessor of H lies in the loop: the blocks reaching one backwards without passing H,
+ *      none of them the kernel's entry or a block without predecessors),
  *      X's sources are written nowhere in the loop (X included), X's destinations are written in
  *      the loop only by X and are not live into H: X computes the same value once in A that it
  *      computed on every iteration, and every reader sees that value.
@@ -19,15 +20,19 @@
  *     before X's new issue; the distance from A's start at least the largest latency into X
  *     from anywhere (xlin); a wait bit of X at least 2 cycles after the latest setter in A.
  *  X5 timing out of X: every instruction of H within 30 cycles of X's new issue at least
- *     sc_latency(X, Q) after it; H holds 30 cycles after X (successors are then safe).
+ *     sc_latency(X, Q) after it; H holds 30 cycles after X (successors are then safe); and what
+ *     lasts once H moves again (X8): X's stall plus each consumer C's own bound
+ *     min(orig_t(C), lin(C)) covers the latency, and H is originally long enough for L's end rule.
  *  X6 variable-latency instructions that touch X's registers and may run before X: each SB they
  *     set is waited on after them, in A before X (or by X) or in their own block (static); one
  *     without a scoreboard, or on a DEPBAR-counted SB, refuses.
  *  X7 fix-up: the instruction before X's old slot takes X's stall (every distance across the
  *     gap is kept, on the back edge too), the one after takes X's wait mask, reuse flags next to
  *     both places are cleared.  A stall above 15 refuses.
- *  X8 after the move A and H are frozen (no other move in them; the model's per-block facts no
- *     longer describe them).  Undo unfreezes. */
+ *  X8 after the move the model's block facts follow it (X joins A, H starts one slot later; X
+ *     takes the full table latency against everything, keeps its stall and its place at A's end;
+ *     L's end rule keeps H long enough), so A and H take swaps, hoists and control edits again;
+ *     wait, sb, rename and further xblock moves stay out of both blocks.  Undo restores it all. */
 #include "sched_internal.h"
 
 #include <stdio.h>
@@ -37,6 +42,12 @@
 #define XB_DEPTH 16  /* X at most this many slots below L */
 #define XB_AWIN 40   /* slots of A read before X's new place */
 #define XB_HWIN 40   /* slots of H read after it */
+
+/* X's facts before its move, and L's lout (restored by the undo; one move per block pair). */
+struct sc_xsave {
+	sc_info x;
+	uint8_t lout_l;
+};
 
 static uint8_t sets(st_ctrl c)
 {
@@ -206,11 +217,12 @@ static int loop_ok(const sc_model *m, xb_cfg *g, uint32_t h, uint32_t a, int *lo
 	reach_back(g, others, no, h, 2);
 	if (g->mark[a] & 2)
 		return 0;
+	/* The blocks marked are closed under predecessors (but at h), so the loop has no entry but h
+	 * exactly when none of them is the kernel's entry or has no predecessor at all (the bench
+	 * layernorm: a branch from the entry block straight to h, skipping a, is no back edge). */
 	for (size_t b = 0; b < g->nb; b++)
-		if ((g->mark[b] & 2) && b != h)
-			for (uint32_t e = g->pstart[b]; e < g->pstart[b + 1]; e++)
-				if (!(g->mark[g->plist[e]] & 2))
-					return 0; /* a second entry into the loop */
+		if ((g->mark[b] & 2) && b != h && (b == 0 || g->pstart[b] == g->pstart[b + 1]))
+			return 0;
 	(void)m;
 	return 1;
 }
@@ -294,8 +306,9 @@ st_status sc_xblock_prepare(st_sched *s, st_error *err)
 	s->xa = calloc(n ? n : 1, sizeof *s->xa);
 	s->xlin = calloc(n ? n : 1, 1);
 	s->xfroz = calloc(nb ? nb : 1, 1);
+	s->xsave = calloc(n ? n : 1, sizeof *s->xsave);
 	uint32_t *spec = malloc((n ? n : 1) * sizeof *spec);
-	st_status rc = s->xa && s->xlin && s->xfroz && spec && !cfg_build(m, &g) ? ST_OK
+	st_status rc = s->xa && s->xlin && s->xfroz && s->xsave && spec && !cfg_build(m, &g) ? ST_OK
 		: st_error_set(err, ST_ENOMEM, "sched: out of memory");
 	for (size_t i = 0; !rc && i < n; i++)
 		if ((m->si[i].flags & SC_SPECIAL) || m->in[i].cls == ST_CLASS_TENSOR)
@@ -373,6 +386,35 @@ static st_status check_out(const st_sched *s, uint32_t j, uint32_t t, uint32_t h
 	return ST_OK;
 }
 
+/* X5, the lasting part: what keeps X's consumers far enough once H moves again (X8).  A consumer
+ * C in H keeps t(C) >= min(orig_t(C), lin(C)) (rule 8, C's original facts: X7 kept its distance
+ * from L), X keeps its stall (never lowered), so X's stall plus that bound must cover the latency;
+ * beyond H, L's end rule (lout raised to the limit minus X's stall by the move) keeps H at least
+ * that long, which needs H's original length from L to be that long.  Reads only static facts. */
+static st_status check_lasting(const st_sched *s, uint32_t j, uint32_t t, uint32_t h, st_error *err)
+{
+	sc_model *m = (sc_model *)&s->m;
+	uint32_t X = s->at[j], L = s->at[t];
+	int st = s->ctrl[X].stall;
+	char why[200];
+	if (m->si[L].orig_end + st < SC_LIMIT) {
+		snprintf(why, sizeof why, "its block is %d cycles long originally, under %d after it", m->si[L].orig_end,
+			 SC_LIMIT - st);
+		return illegal(err, s, j, "", why);
+	}
+	for (uint32_t q = t; q <= m->blast[h]; q++) {
+		uint32_t C = s->at[q];
+		int keep = m->si[C].orig_t < m->si[C].lin ? m->si[C].orig_t : m->si[C].lin;
+		int l = C == X || keep >= SC_LIMIT ? SC_LAT_NONE : sc_latency(m, X, C, NULL, 0);
+		if (l > 0 && st + keep < l) {
+			snprintf(why, sizeof why, "%s at 0x%x may come %d cycles after it once its block moves, needs %d",
+				 m->in[C].opcode, 16 * q, st + keep, l);
+			return illegal(err, s, j, "", why);
+		}
+	}
+	return ST_OK;
+}
+
 /* X7: the control edits (new slots: X at t, the one before its old slot at j, the one after at
  * j + 1, A's last at t - 1). */
 static st_status fixup(const st_sched *s, uint32_t j, uint32_t t, sc_fix *fix, st_error *err)
@@ -430,6 +472,8 @@ st_status sc_check_xblock(const st_sched *s, st_move mv, sc_fix *fix, uint32_t *
 	if (!s->xa[X])
 		return illegal(err, s, j, "not a candidate (rules X1, X2, loop invariance, liveness, waits outside)", NULL);
 	uint32_t a = s->xa[X] - 1;
+	if (sc_xblock_moved(s, X))
+		return illegal(err, s, j, "it already moved to the end of the block before", NULL);
 	if (s->xfroz[a] || s->xfroz[h])
 		return illegal(err, s, j, "its block or the one before already took an xblock move", NULL);
 	if (j <= t || j - t > XB_DEPTH || j >= m->blast[h])
@@ -437,13 +481,48 @@ st_status sc_check_xblock(const st_sched *s, st_move mv, sc_fix *fix, uint32_t *
 	for (uint32_t q = t; q < j; q++) /* L included */
 		if ((q > t && (m->si[s->at[q]].flags & SC_FIXED)) || sc_ordered(m, s->at[q], X, why, sizeof why))
 			return illegal(err, s, j, "it depends on what it would pass: ", why);
-	if (!(rc = check_into(s, j, t, a, &lo, err)) && !(rc = check_out(s, j, t, h, &hi, err)))
+	if (!(rc = check_into(s, j, t, a, &lo, err)) && !(rc = check_out(s, j, t, h, &hi, err)) &&
+	    !(rc = check_lasting(s, j, t, h, err)))
 		rc = fixup(s, j, t, fix, err);
 	if (rlo)
 		*rlo = lo < j ? lo : j;
 	if (rhi)
 		*rhi = hi > j + 1 ? hi : j + 1;
 	return rc;
+}
+
+/* X8: the model's block facts after the move describe the new layout.  X joins A (A ends one
+ * slot later, H starts one later); X's facts: no original distance to anything (orig_t = the
+ * limit, pairs with X take the full table: sc_xblock_moved), lin = the latency into it from
+ * anywhere before A's end (xlin, 2 with a wait), orig_end = its stall now and lout = the limit
+ * (its stall is never lowered: every consumer in H was checked against it, X5); L's lout at
+ * least the limit minus X's stall (H keeps the cycles that put X's consumers beyond H 30 cycles
+ * away).  Every other fact is the original's and stays true: X7 keeps every distance in H, and
+ * A only grew. */
+static void facts(st_sched *s, uint32_t X, uint32_t L, int dir)
+{
+	sc_model *m = &s->m;
+	uint32_t h = m->si[L].block, a = h - 1;
+	sc_info *x = &m->si[X], *l = &m->si[L];
+	if (dir < 0) {
+		*x = s->xsave[X].x;
+		l->lout = s->xsave[X].lout_l;
+		m->bfirst[h]--;
+		m->blast[a]--;
+		return;
+	}
+	s->xsave[X].x = *x;
+	s->xsave[X].lout_l = l->lout;
+	unsigned st = s->ctrl[X].stall, lin = s->xlin[X];
+	x->block = a;
+	x->orig_t = SC_LIMIT;
+	x->orig_end = (int32_t)st;
+	x->lin = (uint8_t)(s->ctrl[X].wait && lin < 2 ? 2 : lin);
+	x->lout = SC_LIMIT;
+	if (l->lout < SC_LIMIT - st)
+		l->lout = (uint8_t)(SC_LIMIT - st);
+	m->bfirst[h]++;
+	m->blast[a]++;
 }
 
 /* Apply (dir 1) or undo (dir -1) the rotation: X from slot j to t (the others shift down). */
@@ -454,13 +533,16 @@ void sc_xblock_rotate(st_sched *s, uint32_t j, uint32_t t, int dir)
 		memmove(&s->at[t + 1], &s->at[t], (j - t) * sizeof *s->at);
 		s->at[t] = X;
 	} else {
+		facts(s, s->at[t], s->at[t + 1], -1);
 		uint32_t X = s->at[t];
 		memmove(&s->at[t], &s->at[t + 1], (j - t) * sizeof *s->at);
 		s->at[j] = X;
 	}
 	for (uint32_t q = t; q <= j; q++)
 		s->pos[s->at[q]] = q;
-	uint32_t h = s->m.si[s->at[t + 1]].block, a = h - 1;
+	uint32_t L = dir > 0 ? s->at[t + 1] : s->at[t], h = s->m.si[L].block, a = h - 1;
+	if (dir > 0)
+		facts(s, s->at[t], L, 1);
 	s->xfroz[a] = (uint8_t)(s->xfroz[a] + dir);
 	s->xfroz[h] = (uint8_t)(s->xfroz[h] + dir);
 }
@@ -468,4 +550,9 @@ void sc_xblock_rotate(st_sched *s, uint32_t j, uint32_t t, int dir)
 int sc_xblock_frozen(const st_sched *s, uint32_t slot)
 {
 	return s->xfroz && s->xfroz[s->m.si[s->at[slot]].block];
+}
+
+int sc_xblock_moved(const st_sched *s, uint32_t i)
+{
+	return s->xa && s->xa[i] && s->m.si[i].block + 1 == s->xa[i];
 }

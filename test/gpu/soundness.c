@@ -11,7 +11,10 @@
  * stall/yield/reuse edits), and wide "F first" (a move of F whenever one is legal: an xblock move
  * every other pick when one is, else a wait, sb or rename move every other pick when one is, else
  * a group hoist/sink every third pick when one is, else any move of F or, with none legal, any
- * move: wait moves appear after swaps).
+ * move: wait moves appear after swaps).  With --xblock 1, once a walk took an xblock move, every
+ * other pick of "F first" and of "wide + F" is a move in the slots around it (X8: its two blocks
+ * move again; "wide + F" also takes an xblock move every other pick when one is legal, so stall
+ * edits meet the moved blocks too); the summary's moves.xblock_near counts those picks.
  *
  * usage: soundness CUBIN LISTING LAUNCH.json OUT_DIR [--walks N] [--max-moves M] [--seed S]
  *                  [--rotate R] [--hoist 0|1] [--wait 0|1] [--sb 0|1] [--rename 0|1] [--xblock 0|1]
@@ -62,6 +65,35 @@ static uint64_t next(void)
 	rng ^= rng >> 7;
 	rng ^= rng << 17;
 	return rng;
+}
+
+/* With the xblock family: after an xblock move of the walk, every other pick is a move inside
+ * the slots around it (its two blocks' neighbourhood, [t - 8, from + 24] for a move from slot
+ * `from` to t), so the campaign exercises the moves an xblock move makes legal again (docs/sched.md
+ * X8).  Returns 1 with *mv set when it picked one. */
+typedef struct near { uint32_t lo[8], hi[8]; int n; } near;
+
+static int pick_near(const st_sched *st, const near *nr, st_move *mv)
+{
+	size_t nm = st_sched_move_count(st), k = 0;
+	for (int pass = 0; pass < 2; pass++) {
+		size_t want = pass ? (size_t)(next() % k) : 0;
+		for (size_t j = 0; j < nm; j++) {
+			st_move q = st_sched_move(st, j);
+			int in = 0;
+			for (int w = 0; w < nr->n && !in; w++)
+				in = q.slot >= nr->lo[w] && q.slot <= nr->hi[w];
+			if (in && !pass)
+				k++;
+			else if (in && want-- == 0) {
+				*mv = q;
+				return 1;
+			}
+		}
+		if (!k)
+			return 0;
+	}
+	return 0;
 }
 
 static int write_text(const char *path, const char *text)
@@ -168,7 +200,7 @@ int main(int argc, char **argv)
 	size_t size;
 	const uint8_t *data = st_cubin_data(orig, &size);
 	unsigned counts[NMODES][NRES] = {{0}}, checker_bad[NMODES] = {0};
-	unsigned long long moves_by_kind[16] = {0}, moves_total = 0, hoist_swaps = 0, hoist_group = 0;
+	unsigned long long moves_by_kind[16] = {0}, moves_total = 0, hoist_swaps = 0, hoist_group = 0, near_picks = 0;
 	unsigned sessions = 0, restarts = 0, contaminations = 0;
 	double t_start = now(), t_verify = 0, t_walk = 0;
 	char device[128] = "", failures_json[1 << 16] = "";
@@ -202,6 +234,7 @@ int main(int argc, char **argv)
 		st_sched *st = s[mode];
 		double t0 = now();
 		st_sched_reset(st);
+		near nr = {{0}, {0}, 0};
 		unsigned want = 1 + (unsigned)(next() % max_moves);
 		for (unsigned i = 0; i < want; i++) {
 			size_t nm = st_sched_move_count(st);
@@ -230,6 +263,10 @@ int main(int argc, char **argv)
 					nctrl = ngroup;
 				if (!nctrl && !fam)
 					break;
+				if (!only_x && nr.n && next() % 2 && pick_near(st, &nr, &mv)) {
+					near_picks++;
+					goto picked;
+				}
 				size_t pick = (size_t)(next() % (nctrl ? nctrl : nm));
 				for (size_t j = 0;; j++) {
 					mv = st_sched_move(st, j);
@@ -241,9 +278,22 @@ int main(int argc, char **argv)
 					if (want && pick-- == 0)
 						break;
 				}
+			} else if (xblock && mode == M_WIDE) { /* xblock first, then near it, every other pick */
+				st_move xm;
+				int nx = 0;
+				for (size_t j = 0; j < nm && !nx; j++)
+					if ((xm = st_sched_move(st, j)).kind == ST_MOVE_XBLOCK)
+						nx = 1;
+				if (nx && next() % 2)
+					mv = xm;
+				else if (nr.n && next() % 2 && pick_near(st, &nr, &mv))
+					near_picks++;
+				else
+					mv = st_sched_move(st, (size_t)(next() % nm));
 			} else {
 				mv = st_sched_move(st, (size_t)(next() % nm));
 			}
+		picked:;
 			uint32_t from = mv.slot, orig_at = st_sched_at(st, mv.slot); /* hoist_slots: its distance */
 			if (st_sched_apply(st, mv, &err))
 				return die("apply", &err);
@@ -251,6 +301,13 @@ int main(int argc, char **argv)
 				for (size_t j = 0; j < st_sched_count(st); j++)
 					if (st_sched_at(st, j) == orig_at) {
 						hoist_swaps += j > from ? j - from : from - j;
+						break;
+					}
+			if (mv.kind == ST_MOVE_XBLOCK && nr.n < 8)
+				for (size_t j = 0; j < st_sched_count(st); j++)
+					if (st_sched_at(st, j) == orig_at) {
+						nr.lo[nr.n] = j > 8 ? (uint32_t)j - 8 : 0;
+						nr.hi[nr.n++] = from + 24;
 						break;
 					}
 			hoist_group += mv.kind == ST_MOVE_HOIST && mv.arg >= 8;
@@ -325,13 +382,13 @@ int main(int argc, char **argv)
 			      "\"walks\": %u, \"walks_planned\": %u, \"max_moves\": %u, \"seed\": %llu, \"sessions\": %u, \"deterministic\": %s, "
 			      "\"families\": \"%s\", \"moves\": {\"total\": %llu, \"swap\": %llu, \"stall\": %llu, \"yield\": %llu, "
 			      "\"reuse\": %llu, \"hoist\": %llu, \"hoist_group\": %llu, \"hoist_slots\": %llu, \"wait\": %llu, \"sb\": %llu, "
-			      "\"rename\": %llu, \"xblock\": %llu}, \"registers\": %u, \"register_limit\": %u, \"raised\": %u, "
+			      "\"rename\": %llu, \"xblock\": %llu, \"xblock_near\": %llu}, \"registers\": %u, \"register_limit\": %u, \"raised\": %u, "
 			      "\"registers_max\": %u, \"contaminations\": %u, \"seconds\": %.1f, \"walk_seconds\": %.1f, \"verify_seconds\": %.1f, \"modes\": {",
 			      cubin_path, kname, device, st_sass_count(k), walks, planned, max_moves, seed, sessions,
 			      deterministic ? "true" : "false", st_sched_families(famflags), moves_total,
 			      moves_by_kind[0], moves_by_kind[1], moves_by_kind[2], moves_by_kind[3], moves_by_kind[ST_MOVE_HOIST],
 			      hoist_group, hoist_swaps, moves_by_kind[ST_MOVE_WAIT], moves_by_kind[ST_MOVE_SB],
-			      moves_by_kind[ST_MOVE_RENAME], moves_by_kind[ST_MOVE_XBLOCK], regs0, limit, raised, regs_max,
+			      moves_by_kind[ST_MOVE_RENAME], moves_by_kind[ST_MOVE_XBLOCK], near_picks, regs0, limit, raised, regs_max,
 			      contaminations, now() - t_start, t_walk,
 			      t_verify);
 	unsigned fails = 0;

@@ -52,7 +52,7 @@ done
 python3 - /tmp/hoist $SETS > "$OUT/summary.md" <<'PY'
 import json, os, sys
 root, sets = sys.argv[1], sys.argv[2:]
-print("| set | fixture | walks (of planned) | moves | swap | stall | yield | reuse | hoist (slots moved; group) | wait | sb | rename | xblock "
+print("| set | fixture | walks (of planned) | moves | swap | stall | yield | reuse | hoist (slots moved; group) | wait | sb | rename | xblock (picks near one) "
       "| raised (registers: max of limit) | wrong | stray writes | crashes/timeouts/errors | checker caught | s |")
 print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 tot = [0, 0, 0, 0, 0]
@@ -72,7 +72,7 @@ for st in sets:
         caught = sum(v["failures_the_checker_caught"] for v in s["modes"].values())
         tot = [tot[0] + s["walks"], tot[1] + m["total"], tot[2] + wrong, tot[3] + bad, tot[4] + stray]
         print(f"| {st} | {f} | {s['walks']} ({s.get('walks_planned', s['walks'])}) | {m['total']} | {m['swap']} "
-              f"| {m['stall']} | {m['yield']} | {m['reuse']} | {m.get('hoist', 0)} ({m.get('hoist_slots', 0)}; {m.get('hoist_group', 0)}) | {m.get('wait', 0)} | {m.get('sb', 0)} | {m.get('rename', 0)} | {m.get('xblock', 0)} "
+              f"| {m['stall']} | {m['yield']} | {m['reuse']} | {m.get('hoist', 0)} ({m.get('hoist_slots', 0)}; {m.get('hoist_group', 0)}) | {m.get('wait', 0)} | {m.get('sb', 0)} | {m.get('rename', 0)} | {m.get('xblock', 0)} ({m.get('xblock_near', 0)}) "
               f"| {s.get('raised', 0)} ({s.get('registers', 0)}: {s.get('registers_max', 0)} of {s.get('register_limit', 0)}) "
               f"| {wrong} | {stray} | {bad} | {caught} | {s['seconds']:.0f} |")
 print(f"\nTotal: {tot[0]} walks, {tot[1]} moves, {tot[2]} wrong, {tot[4]} stray writes (the original no longer "
