@@ -28,8 +28,8 @@ enum { ST_SCHED_WIDE = 1, ST_SCHED_NO_CTRL = 2, /* any non-fence insn may move; 
  * schedule cache) and as flags; st_sched_families(ST_SCHED_DEFAULT_FAMILIES) == ST_SCHED_MOVE_FAMILIES.
  * Every family that passed its GPU soundness campaign (docs/sched.md, issue 15: "all in the default
  * set once proven"); `moves` and `shuffle` keep swap,ctrl as their default listing. */
-#define ST_SCHED_MOVE_FAMILIES "swap,ctrl,hoist,wait,sb,xblock"
-#define ST_SCHED_DEFAULT_FAMILIES (ST_SCHED_HOIST | ST_SCHED_WAIT | ST_SCHED_SB | ST_SCHED_XBLOCK)
+#define ST_SCHED_MOVE_FAMILIES "swap,ctrl,hoist,wait,sb,rename,xblock"
+#define ST_SCHED_DEFAULT_FAMILIES (ST_SCHED_HOIST | ST_SCHED_WAIT | ST_SCHED_SB | ST_SCHED_RENAME | ST_SCHED_XBLOCK)
 /* "swap,ctrl", "swap", "swap,ctrl,hoist", ... "swap,ctrl,hoist,wait,sb,rename,xblock": the families flags enable. */
 const char *st_sched_families(unsigned flags);
 /* Comma list of families ("swap" required; "ctrl", "hoist", "wait", "sb", "rename", "xblock") into the family bits of *flags. */
