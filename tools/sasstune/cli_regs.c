@@ -21,6 +21,22 @@ int st_cli_regs_uint(const char *cmd, const char *v, void *dst)
 	return 0;
 }
 
+int st_cli_regs_launch(const char *cmd, const char *path, st_cli_regs *r)
+{
+	st_launch *spec = NULL;
+	st_error err = {0};
+	if (st_launch_load(path, &spec, &err))
+		return st_cli_fail(cmd, &err);
+	unsigned grid[3], block[3], shared = 0;
+	st_launch_dims(spec, grid, block, &shared);
+	st_launch_free(spec);
+	if (!r->threads)
+		r->threads = block[0] * block[1] * block[2];
+	if (!r->shared)
+		r->shared = shared;
+	return ST_EXIT_OK;
+}
+
 st_status st_cli_regs_limit(st_sched *s, const st_cubin *c, size_t k, const st_cli_regs *r, unsigned *limit,
 			    st_error *err)
 {

@@ -17,6 +17,9 @@ int st_cli_regs_uint(const char *cmd, const char *v, void *dst);
 	ST_OPT_FN("--threads", st_cli_regs_uint, &(r)->threads), ST_OPT_FN("--shared", st_cli_regs_uint, \
 									    &(r)->shared),        \
 		ST_OPT_FLAG("--allow-occupancy-drop", &(r)->allow_drop)
+/* --launch L.json: the block size and dynamic shared memory of a launch spec, where --threads and
+ * --shared did not give them.  ST_EXIT_OK, or the exit code after a message. */
+int st_cli_regs_launch(const char *cmd, const char *path, st_cli_regs *r);
 /* The --help lines of those options. */
 #define ST_CLI_REGS_HELP                                                                             \
 	"  --threads N   threads a block: with the rename family, renames may raise the register count\n" \

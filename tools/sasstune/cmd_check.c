@@ -12,8 +12,8 @@
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: sasstune check ORIGINAL TUNED [--listing F] [--kernel K] [--json] [--threads N] [--shared B]\n"
-		"                      [--allow-occupancy-drop]\n\n"
+		"usage: sasstune check ORIGINAL TUNED [--listing F] [--kernel K] [--json] [--launch L.json]\n"
+		"                      [--threads N] [--shared B] [--allow-occupancy-drop]\n\n"
 		"Report every dependence, scoreboard, ordering and latency constraint that TUNED breaks\n"
 		"relative to ORIGINAL, kernel by kernel.  The checker is independent of the move generator:\n"
 		"it matches TUNED's words to ORIGINAL's instructions itself (ignoring control bits and\n"
@@ -23,12 +23,14 @@ static void usage(FILE *out)
 		"still covered by a wait on its producer's scoreboard, set-to-wait distances stay >= 2\n"
 		"cycles, scoreboard-setting stalls are not lowered, control fields are encodable, and reuse\n"
 		"flags are still valid (docs/sched.md).  A register count raised by renames must hold every\n"
-		"register TUNED names and keep the resident blocks per SM for the block size --threads gives\n"
-		"(a raise without --threads is a violation).\n\n"
+		"register TUNED names and keep the resident blocks per SM for the block size --launch or\n"
+		"--threads gives (a raise without either is a violation).\n\n"
 		"options:\n"
 		"  --listing F   ORIGINAL's `nvdisasm -hex -c` listing (default: run nvdisasm on ORIGINAL)\n"
 		"  --kernel K    only kernel K (default: every kernel)\n"
 		"  --json        {\"ok\": bool, \"kernels\": [{kernel, violations, problems: [{offset, message}]}]}\n"
+		"  --launch L    the launch spec `tune` used: its block size and dynamic shared memory\n"
+		"                (--threads and --shared override them)\n"
 		"  --threads N   threads a block, for the occupancy rule of a raised register count\n"
 		"  --shared B    the launch's dynamic shared memory in bytes (default 0)\n"
 		"  --allow-occupancy-drop\n"
@@ -73,12 +75,13 @@ static int cubin_arg(const char *cmd, const char *arg, void *dst)
 
 int st_cmd_check(int argc, char **argv)
 {
-	const char *listing = NULL, *kernel = NULL;
+	const char *listing = NULL, *kernel = NULL, *launch = NULL;
 	int json = 0;
 	cubins cs = {{NULL, NULL}, 0};
 	st_cli_regs regs = {0};
 	const st_cli_opt opts[] = {ST_OPT_STR("--listing", &listing), ST_OPT_STR("--kernel", &kernel),
-				   ST_OPT_FLAG("--json", &json), ST_CLI_REGS_OPTS(&regs), ST_OPT_END};
+				   ST_OPT_FLAG("--json", &json), ST_OPT_STR("--launch", &launch), ST_CLI_REGS_OPTS(&regs),
+				   ST_OPT_END};
 	int code = st_cli_parse(argc, argv,
 				&(st_cli_args){.usage = usage, .opts = opts, .arg = cubin_arg, .arg_dst = &cs});
 	if (code >= 0)
@@ -88,6 +91,8 @@ int st_cmd_check(int argc, char **argv)
 		st_cli_error(argv[0], "ORIGINAL and TUNED are required (see sasstune check --help)");
 		return ST_EXIT_USAGE;
 	}
+	if (launch && (code = st_cli_regs_launch(argv[0], launch, &regs)) != ST_EXIT_OK)
+		return code;
 	st_error err = {0};
 	st_cubin *orig = NULL, *tuned = NULL;
 	if (st_cubin_open_file(paths[0], &orig, &err) || st_cubin_open_file(paths[1], &tuned, &err)) {
