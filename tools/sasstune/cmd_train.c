@@ -160,6 +160,18 @@ static st_status load_kernel(tk *t, const char *src, int is_dir, st_reward rewar
 	return t->launch_path ? st_launch_load(t->launch_path, &t->spec, err) : ST_OK;
 }
 
+static void free_kernels(tk *ks, size_t nk)
+{
+	for (size_t i = 0; i < nk; i++) {
+		free(ks[i].data);
+		st_launch_free(ks[i].spec);
+		free(ks[i].listing);
+		free(ks[i].cubin_path);
+		free(ks[i].launch_path);
+	}
+	free(ks);
+}
+
 /* The kernels of one training run and where the policy goes. */
 typedef struct train {
 	const char *out;
@@ -287,14 +299,7 @@ int st_cmd_train(int argc, char **argv)
 fail:
 	rc = st_cli_fail(argv[0], &err);
 done:
-	for (size_t i = 0; i < nk; i++) {
-		free(ks[i].data);
-		st_launch_free(ks[i].spec);
-		free(ks[i].listing);
-		free(ks[i].cubin_path);
-		free(ks[i].launch_path);
-	}
-	free(ks);
+	free_kernels(ks, nk);
 	free(src);
 	free(is_dir);
 	return rc;
