@@ -235,6 +235,68 @@ static void clean_keys(cJSON *n)
 	}
 }
 
+/* The top level of a schedule: an object of exactly "sasstune_schedule" (this version) and "kernels" (an
+ * object), which *kernels is set to. */
+static st_status parse_root(const cJSON *root, const char *name, const cJSON **kernels, st_error *err)
+{
+	if (!cJSON_IsObject(root))
+		return st_error_set(err, ST_EFORMAT, "%s: expected a JSON object", name);
+	const cJSON *ver = NULL;
+	*kernels = NULL;
+	for (const cJSON *e = root->child; e; e = e->next) {
+		if (!strcmp(e->string, "sasstune_schedule"))
+			ver = e;
+		else if (!strcmp(e->string, "kernels"))
+			*kernels = e;
+		else
+			return st_error_set(err, ST_EFORMAT, "%s: unknown field \"%s\"", name, e->string);
+	}
+	if (!ver)
+		return st_error_set(err, ST_EFORMAT, "%s: missing \"sasstune_schedule\" (the format version, 1)", name);
+	if (!cJSON_IsNumber(ver) || ver->valuedouble != ST_SCHEDULE_VERSION)
+		return st_error_set(err, ST_EUNSUPPORTED, "%s: sasstune_schedule: version %s is not supported (this is version %d)",
+				    name, cJSON_IsNumber(ver) ? "other than 1" : "not a number", ST_SCHEDULE_VERSION);
+	if (!*kernels || !cJSON_IsObject(*kernels))
+		return st_error_set(err, ST_EFORMAT, "%s: kernels: expected an object of kernel names", name);
+	return ST_OK;
+}
+
+/* One entry e of "kernels": a new kernel of s with exactly one of "swaps", "moves" and "permutation". */
+static st_status parse_kernel(st_schedule *s, const char *name, const cJSON *e, st_error *err)
+{
+	if (find(s, e->string))
+		return st_error_set(err, ST_EFORMAT, "%s: kernels.%s: given twice", name, e->string);
+	if (!cJSON_IsObject(e))
+		return st_error_set(err, ST_EFORMAT,
+				    "%s: kernels.%s: expected an object with \"swaps\", \"moves\" or \"permutation\"", name,
+				    e->string);
+	sched_kernel *k = add_kernel(s, e->string);
+	if (!k)
+		return st_error_set(err, ST_ENOMEM, "out of memory");
+	const cJSON *swaps = NULL, *perm = NULL;
+	const char *list = "swaps";
+	for (const cJSON *f = e->child; f; f = f->next) {
+		if (!strcmp(f->string, "swaps") || !strcmp(f->string, "moves")) {
+			if (swaps)
+				return st_error_set(err, ST_EFORMAT, "%s: kernels.%s: give only one of \"swaps\" and \"moves\"",
+						    name, e->string);
+			swaps = f;
+			list = f->string;
+		}
+		else if (!strcmp(f->string, "permutation"))
+			perm = f;
+		else
+			return st_error_set(err, ST_EFORMAT, "%s: kernels.%s: unknown field \"%s\"", name, e->string,
+					    f->string);
+	}
+	if ((swaps != NULL) == (perm != NULL))
+		return st_error_set(err, ST_EFORMAT,
+				    "%s: kernels.%s: give exactly one of \"swaps\", \"moves\" and \"permutation\"", name,
+				    e->string);
+	k->is_perm = perm != NULL;
+	return parse_list(name, e->string, perm ? "permutation" : list, perm ? perm : swaps, k, err);
+}
+
 st_status st_schedule_parse(const char *json, size_t len, const char *name, st_schedule **out, st_error *err)
 {
 	*out = NULL;
@@ -248,84 +310,12 @@ st_status st_schedule_parse(const char *json, size_t len, const char *name, st_s
 	}
 	clean_keys(root);
 	st_schedule *s = NULL;
+	const cJSON *kernels = NULL;
 	st_status rc = st_schedule_new(&s, err);
-	if (rc)
-		goto out;
-	if (!cJSON_IsObject(root)) {
-		rc = st_error_set(err, ST_EFORMAT, "%s: expected a JSON object", name);
-		goto out;
-	}
-	const cJSON *ver = NULL, *kernels = NULL;
-	for (const cJSON *e = root->child; e; e = e->next) {
-		if (!strcmp(e->string, "sasstune_schedule"))
-			ver = e;
-		else if (!strcmp(e->string, "kernels"))
-			kernels = e;
-		else {
-			rc = st_error_set(err, ST_EFORMAT, "%s: unknown field \"%s\"", name, e->string);
-			goto out;
-		}
-	}
-	if (!ver) {
-		rc = st_error_set(err, ST_EFORMAT, "%s: missing \"sasstune_schedule\" (the format version, 1)", name);
-		goto out;
-	}
-	if (!cJSON_IsNumber(ver) || ver->valuedouble != ST_SCHEDULE_VERSION) {
-		rc = st_error_set(err, ST_EUNSUPPORTED, "%s: sasstune_schedule: version %s is not supported (this is version %d)",
-				  name, cJSON_IsNumber(ver) ? "other than 1" : "not a number", ST_SCHEDULE_VERSION);
-		goto out;
-	}
-	if (!kernels || !cJSON_IsObject(kernels)) {
-		rc = st_error_set(err, ST_EFORMAT, "%s: kernels: expected an object of kernel names", name);
-		goto out;
-	}
-	for (const cJSON *e = kernels->child; e; e = e->next) {
-		if (find(s, e->string)) {
-			rc = st_error_set(err, ST_EFORMAT, "%s: kernels.%s: given twice", name, e->string);
-			goto out;
-		}
-		if (!cJSON_IsObject(e)) {
-			rc = st_error_set(err, ST_EFORMAT,
-					  "%s: kernels.%s: expected an object with \"swaps\", \"moves\" or \"permutation\"", name,
-					  e->string);
-			goto out;
-		}
-		sched_kernel *k = add_kernel(s, e->string);
-		if (!k) {
-			rc = st_error_set(err, ST_ENOMEM, "out of memory");
-			goto out;
-		}
-		const cJSON *swaps = NULL, *perm = NULL;
-		const char *list = "swaps";
-		for (const cJSON *f = e->child; f; f = f->next) {
-			if (!strcmp(f->string, "swaps") || !strcmp(f->string, "moves")) {
-				if (swaps) {
-					rc = st_error_set(err, ST_EFORMAT, "%s: kernels.%s: give only one of \"swaps\" and \"moves\"",
-							  name, e->string);
-					goto out;
-				}
-				swaps = f;
-				list = f->string;
-			}
-			else if (!strcmp(f->string, "permutation"))
-				perm = f;
-			else {
-				rc = st_error_set(err, ST_EFORMAT, "%s: kernels.%s: unknown field \"%s\"", name, e->string,
-						  f->string);
-				goto out;
-			}
-		}
-		if ((swaps != NULL) == (perm != NULL)) {
-			rc = st_error_set(err, ST_EFORMAT,
-					  "%s: kernels.%s: give exactly one of \"swaps\", \"moves\" and \"permutation\"", name,
-					  e->string);
-			goto out;
-		}
-		k->is_perm = perm != NULL;
-		if ((rc = parse_list(name, e->string, perm ? "permutation" : list, perm ? perm : swaps, k, err)))
-			goto out;
-	}
-out:
+	if (!rc)
+		rc = parse_root(root, name, &kernels, err);
+	for (const cJSON *e = rc ? NULL : kernels->child; e && !rc; e = e->next)
+		rc = parse_kernel(s, name, e, err);
 	cJSON_Delete(root);
 	if (rc) {
 		st_schedule_free(s);

@@ -73,87 +73,109 @@ static int cubin_arg(const char *cmd, const char *arg, void *dst)
 	return 0;
 }
 
+/* One check of TUNED against ORIGINAL: the cubins, the options and the tallies over the kernels (nk
+ * checked, total violations, failed: one was illegal); arr is the --json "kernels" array. */
+typedef struct checker {
+	const char *cmd;
+	st_cubin *orig, *tuned;
+	st_sass_opts o;
+	st_cli_regs regs;
+	int json, failed;
+	cJSON *arr;
+	size_t total, nk;
+	st_error err;
+} checker;
+
+/* Checks kernel name (the legality rules, then the occupancy rule of a raised register count) and
+ * reports its violations; ST_EXIT_OK, or the exit code of an error (printed). */
+static int check_kernel(checker *ck, const char *name)
+{
+	sink sk = {ck->json, NULL};
+	cJSON *kj = NULL;
+	if (ck->json) {
+		kj = cJSON_CreateObject();
+		cJSON_AddItemToArray(ck->arr, kj);
+		cJSON_AddStringToObject(kj, "kernel", name);
+		sk.problems = cJSON_AddArrayToObject(kj, "problems");
+	}
+	size_t bad = 0;
+	st_status s = st_check_kernel(ck->orig, ck->tuned, name, &ck->o, report, &sk, &bad, &ck->err);
+	size_t obad = 0; /* the occupancy rule of a raised register count */
+	st_status so = s && s != ST_EILLEGAL ? ST_OK : st_check_occupancy(ck->orig, ck->tuned, name, ck->regs.threads,
+									 ck->regs.shared, ck->regs.allow_drop, report,
+									 &sk, &obad, &ck->err);
+	s = so == ST_EILLEGAL && !s ? ST_EILLEGAL : so && so != ST_EILLEGAL ? so : s;
+	bad += obad;
+	ck->nk++;
+	ck->total += bad;
+	if (ck->json)
+		cJSON_AddNumberToObject(kj, "violations", (double)bad);
+	if (s == ST_EILLEGAL)
+		ck->failed = 1;
+	else if (s)
+		return st_cli_fail(ck->cmd, &ck->err);
+	else if (!ck->json)
+		printf("%s: ok\n", name);
+	return ST_EXIT_OK;
+}
+
+/* Checks every kernel (or only kernel) of the two cubins at paths and prints the verdict. */
+static int check(checker *ck, const char *const *paths, const char *kernel)
+{
+	cJSON *root = ck->json ? cJSON_CreateObject() : NULL;
+	ck->arr = ck->json ? cJSON_AddArrayToObject(root, "kernels") : NULL;
+	int rc = ST_EXIT_OK;
+	if (st_cli_no_kernel(ck->cmd, ck->orig, paths[0], kernel))
+		rc = ST_EXIT_FAIL;
+	if (rc == ST_EXIT_OK && st_cubin_kernel_count(ck->orig) != st_cubin_kernel_count(ck->tuned)) {
+		st_cli_error(ck->cmd, "%s has %zu kernels, %s %zu", paths[0], st_cubin_kernel_count(ck->orig), paths[1],
+			     st_cubin_kernel_count(ck->tuned));
+		rc = ST_EXIT_FAIL;
+	}
+	for (size_t k = 0; rc == ST_EXIT_OK && k < st_cubin_kernel_count(ck->orig); k++) {
+		const char *name = st_cubin_kernel(ck->orig, k)->name;
+		if (!kernel || !strcmp(kernel, name))
+			rc = check_kernel(ck, name);
+	}
+	if (rc == ST_EXIT_OK) {
+		if (ck->json) {
+			cJSON_AddBoolToObject(root, "ok", !ck->failed);
+			st_cli_print_json(root, 1);
+		} else {
+			printf("%zu kernel%s checked, %zu violation%s\n", ck->nk, ck->nk == 1 ? "" : "s", ck->total,
+			       ck->total == 1 ? "" : "s");
+		}
+		if (ck->failed)
+			rc = ST_EXIT_FAIL;
+	}
+	cJSON_Delete(root);
+	return rc;
+}
+
 int st_cmd_check(int argc, char **argv)
 {
-	const char *listing = NULL, *kernel = NULL, *launch = NULL;
-	int json = 0;
+	const char *kernel = NULL, *launch = NULL;
+	checker ck = {.cmd = argv[0]};
 	cubins cs = {{NULL, NULL}, 0};
-	st_cli_regs regs = {0};
-	const st_cli_opt opts[] = {ST_OPT_STR("--listing", &listing), ST_OPT_STR("--kernel", &kernel),
-				   ST_OPT_FLAG("--json", &json), ST_OPT_STR("--launch", &launch), ST_CLI_REGS_OPTS(&regs),
+	const st_cli_opt opts[] = {ST_OPT_STR("--listing", &ck.o.listing), ST_OPT_STR("--kernel", &kernel),
+				   ST_OPT_FLAG("--json", &ck.json), ST_OPT_STR("--launch", &launch), ST_CLI_REGS_OPTS(&ck.regs),
 				   ST_OPT_END};
 	int code = st_cli_parse(argc, argv,
 				&(st_cli_args){.usage = usage, .opts = opts, .arg = cubin_arg, .arg_dst = &cs});
 	if (code >= 0)
 		return code;
-	const char *const *paths = cs.paths;
 	if (cs.np != 2) {
 		st_cli_error(argv[0], "ORIGINAL and TUNED are required (see sasstune check --help)");
 		return ST_EXIT_USAGE;
 	}
-	if (launch && (code = st_cli_regs_launch(argv[0], launch, &regs)) != ST_EXIT_OK)
+	if (launch && (code = st_cli_regs_launch(argv[0], launch, &ck.regs)) != ST_EXIT_OK)
 		return code;
-	st_error err = {0};
-	st_cubin *orig = NULL, *tuned = NULL;
-	if (st_cubin_open_file(paths[0], &orig, &err) || st_cubin_open_file(paths[1], &tuned, &err)) {
-		st_cubin_free(orig);
-		return st_cli_fail(argv[0], &err);
+	if (st_cubin_open_file(cs.paths[0], &ck.orig, &ck.err) || st_cubin_open_file(cs.paths[1], &ck.tuned, &ck.err)) {
+		st_cubin_free(ck.orig);
+		return st_cli_fail(argv[0], &ck.err);
 	}
-	st_sass_opts o = {0};
-	o.listing = listing;
-	cJSON *root = json ? cJSON_CreateObject() : NULL, *arr = json ? cJSON_AddArrayToObject(root, "kernels") : NULL;
-	int rc = ST_EXIT_OK, failed = 0;
-	size_t total = 0, nk = 0;
-	if (st_cli_no_kernel(argv[0], orig, paths[0], kernel))
-		rc = ST_EXIT_FAIL;
-	if (rc == ST_EXIT_OK && st_cubin_kernel_count(orig) != st_cubin_kernel_count(tuned)) {
-		st_cli_error(argv[0], "%s has %zu kernels, %s %zu", paths[0], st_cubin_kernel_count(orig), paths[1],
-			     st_cubin_kernel_count(tuned));
-		rc = ST_EXIT_FAIL;
-	}
-	for (size_t k = 0; rc == ST_EXIT_OK && k < st_cubin_kernel_count(orig); k++) {
-		const char *name = st_cubin_kernel(orig, k)->name;
-		if (kernel && strcmp(kernel, name))
-			continue;
-		sink sk = {json, NULL};
-		cJSON *kj = NULL;
-		if (json) {
-			kj = cJSON_CreateObject();
-			cJSON_AddItemToArray(arr, kj);
-			cJSON_AddStringToObject(kj, "kernel", name);
-			sk.problems = cJSON_AddArrayToObject(kj, "problems");
-		}
-		size_t bad = 0;
-		st_status s = st_check_kernel(orig, tuned, name, &o, report, &sk, &bad, &err);
-		size_t obad = 0; /* the occupancy rule of a raised register count */
-		st_status so = s && s != ST_EILLEGAL ? ST_OK : st_check_occupancy(orig, tuned, name, regs.threads, regs.shared,
-										 regs.allow_drop, report, &sk, &obad, &err);
-		s = so == ST_EILLEGAL && !s ? ST_EILLEGAL : so && so != ST_EILLEGAL ? so : s;
-		bad += obad;
-		nk++;
-		total += bad;
-		if (json)
-			cJSON_AddNumberToObject(kj, "violations", (double)bad);
-		if (s == ST_EILLEGAL) {
-			failed = 1;
-		} else if (s) {
-			rc = st_cli_fail(argv[0], &err);
-		} else if (!json) {
-			printf("%s: ok\n", name);
-		}
-	}
-	if (rc == ST_EXIT_OK) {
-		if (json) {
-			cJSON_AddBoolToObject(root, "ok", !failed);
-			st_cli_print_json(root, 1);
-		} else {
-			printf("%zu kernel%s checked, %zu violation%s\n", nk, nk == 1 ? "" : "s", total, total == 1 ? "" : "s");
-		}
-		if (failed)
-			rc = ST_EXIT_FAIL;
-	}
-	cJSON_Delete(root);
-	st_cubin_free(orig);
-	st_cubin_free(tuned);
+	int rc = check(&ck, cs.paths, kernel);
+	st_cubin_free(ck.orig);
+	st_cubin_free(ck.tuned);
 	return rc;
 }

@@ -133,81 +133,75 @@ static void print_text(const st_cubin *c)
 	}
 }
 
-static cJSON *json_of(const st_cubin *c)
+static cJSON *kernel_json(const st_cubin *c, size_t k)
 {
-	cJSON *o = cJSON_CreateObject();
-	cJSON_AddStringToObject(o, "file", st_cubin_name(c));
-	cJSON_AddNumberToObject(o, "sm", st_cubin_sm(c));
-	cJSON_AddNumberToObject(o, "osabi", st_cubin_osabi(c));
-	cJSON_AddNumberToObject(o, "e_flags", st_cubin_eflags(c));
-	size_t size;
-	st_cubin_data(c, &size);
-	cJSON_AddNumberToObject(o, "size", (double)size);
-	cJSON *ks = cJSON_AddArrayToObject(o, "kernels");
-	for (size_t k = 0; k < st_cubin_kernel_count(c); k++) {
-		const st_kernel_info *ki = st_cubin_kernel(c, k);
-		cJSON *j = cJSON_CreateObject();
-		cJSON_AddStringToObject(j, "name", ki->name);
-		cJSON_AddNumberToObject(j, "section", ki->section);
-		cJSON_AddNumberToObject(j, "file_offset", (double)ki->file_offset);
-		cJSON_AddNumberToObject(j, "size", (double)ki->size);
-		cJSON_AddNumberToObject(j, "instructions", (double)ki->insn_count);
-		cJSON_AddBoolToObject(j, "entry", ki->entry);
-		st_error err = {0};
-		st_status rc = st_cubin_check_rewritable(c, k, &err);
-		cJSON_AddBoolToObject(j, "rewritable", rc == ST_OK);
-		if (rc)
-			cJSON_AddStringToObject(j, "not_rewritable_because", err.msg);
-		cJSON_AddNumberToObject(j, "insertable", (double)st_cubin_insertable(c, k));
-		cJSON *refs = cJSON_AddArrayToObject(j, "code_refs");
-		static const char *const kinds[] = {"branch",	  "self",   "return", "attr",
-						    "jump_table", "reloc", "symbol", "literal"};
-		for (size_t i = 0; i < st_cubin_ref_count(c, k); i++) {
-			const st_code_ref *r = st_cubin_ref(c, k, i);
-			cJSON *x = cJSON_CreateObject();
-			cJSON_AddStringToObject(x, "kind", kinds[r->kind]);
-			cJSON_AddStringToObject(x, "what", r->what);
-			cJSON_AddNumberToObject(x, "slot", (double)r->slot);
-			cJSON_AddNumberToObject(x, "target", r->target);
-			cJSON_AddItemToArray(refs, x);
-		}
-		cJSON_AddItemToArray(ks, j);
+	const st_kernel_info *ki = st_cubin_kernel(c, k);
+	cJSON *j = cJSON_CreateObject();
+	cJSON_AddStringToObject(j, "name", ki->name);
+	cJSON_AddNumberToObject(j, "section", ki->section);
+	cJSON_AddNumberToObject(j, "file_offset", (double)ki->file_offset);
+	cJSON_AddNumberToObject(j, "size", (double)ki->size);
+	cJSON_AddNumberToObject(j, "instructions", (double)ki->insn_count);
+	cJSON_AddBoolToObject(j, "entry", ki->entry);
+	st_error err = {0};
+	st_status rc = st_cubin_check_rewritable(c, k, &err);
+	cJSON_AddBoolToObject(j, "rewritable", rc == ST_OK);
+	if (rc)
+		cJSON_AddStringToObject(j, "not_rewritable_because", err.msg);
+	cJSON_AddNumberToObject(j, "insertable", (double)st_cubin_insertable(c, k));
+	cJSON *refs = cJSON_AddArrayToObject(j, "code_refs");
+	static const char *const kinds[] = {"branch",	  "self",   "return", "attr",
+					    "jump_table", "reloc", "symbol", "literal"};
+	for (size_t i = 0; i < st_cubin_ref_count(c, k); i++) {
+		const st_code_ref *r = st_cubin_ref(c, k, i);
+		cJSON *x = cJSON_CreateObject();
+		cJSON_AddStringToObject(x, "kind", kinds[r->kind]);
+		cJSON_AddStringToObject(x, "what", r->what);
+		cJSON_AddNumberToObject(x, "slot", (double)r->slot);
+		cJSON_AddNumberToObject(x, "target", r->target);
+		cJSON_AddItemToArray(refs, x);
 	}
-	cJSON *rs = cJSON_AddArrayToObject(o, "records");
-	for (size_t i = 0; i < st_cubin_nvinfo_count(c); i++) {
-		const st_nvinfo *r = st_cubin_nvinfo(c, i);
-		cJSON *j = cJSON_CreateObject();
-		add_string_or_null(j, "kernel", section_of(c, r->kernel));
-		cJSON_AddNumberToObject(j, "section", r->section);
-		cJSON_AddNumberToObject(j, "offset", (double)r->offset);
-		cJSON_AddStringToObject(j, "format", fmt_name(r->format));
-		cJSON_AddNumberToObject(j, "attr", r->attr);
-		add_string_or_null(j, "name", r->name);
-		if (r->format == 2 || r->format == 3)
-			cJSON_AddNumberToObject(j, "value", r->value);
-		if (r->format == 4) {
-			cJSON *p = cJSON_AddArrayToObject(j, "payload");
-			for (size_t w = 0; w + 4 <= r->size; w += 4)
-				cJSON_AddItemToArray(p, cJSON_CreateNumber(le32(r->payload + w)));
-			cJSON_AddNumberToObject(j, "size", (double)r->size);
-		}
-		cJSON_AddItemToArray(rs, j);
+	return j;
+}
+
+static cJSON *record_json(const st_cubin *c, const st_nvinfo *r)
+{
+	cJSON *j = cJSON_CreateObject();
+	add_string_or_null(j, "kernel", section_of(c, r->kernel));
+	cJSON_AddNumberToObject(j, "section", r->section);
+	cJSON_AddNumberToObject(j, "offset", (double)r->offset);
+	cJSON_AddStringToObject(j, "format", fmt_name(r->format));
+	cJSON_AddNumberToObject(j, "attr", r->attr);
+	add_string_or_null(j, "name", r->name);
+	if (r->format == 2 || r->format == 3)
+		cJSON_AddNumberToObject(j, "value", r->value);
+	if (r->format == 4) {
+		cJSON *p = cJSON_AddArrayToObject(j, "payload");
+		for (size_t w = 0; w + 4 <= r->size; w += 4)
+			cJSON_AddItemToArray(p, cJSON_CreateNumber(le32(r->payload + w)));
+		cJSON_AddNumberToObject(j, "size", (double)r->size);
 	}
-	cJSON *rl = cJSON_AddArrayToObject(o, "relocations");
-	for (size_t i = 0; i < st_cubin_reloc_count(c); i++) {
-		const st_reloc *r = st_cubin_reloc(c, i);
-		cJSON *j = cJSON_CreateObject();
-		cJSON_AddNumberToObject(j, "section", r->section);
-		cJSON_AddNumberToObject(j, "target", r->target);
-		cJSON_AddStringToObject(j, "target_name", r->target_name);
-		cJSON_AddNumberToObject(j, "offset", (double)r->offset);
-		cJSON_AddNumberToObject(j, "type", r->type);
-		if (r->type_name)
-			cJSON_AddStringToObject(j, "type_name", r->type_name);
-		cJSON_AddStringToObject(j, "symbol", r->symbol_name);
-		cJSON_AddNumberToObject(j, "addend", (double)r->addend);
-		cJSON_AddItemToArray(rl, j);
-	}
+	return j;
+}
+
+static cJSON *reloc_json(const st_reloc *r)
+{
+	cJSON *j = cJSON_CreateObject();
+	cJSON_AddNumberToObject(j, "section", r->section);
+	cJSON_AddNumberToObject(j, "target", r->target);
+	cJSON_AddStringToObject(j, "target_name", r->target_name);
+	cJSON_AddNumberToObject(j, "offset", (double)r->offset);
+	cJSON_AddNumberToObject(j, "type", r->type);
+	if (r->type_name)
+		cJSON_AddStringToObject(j, "type_name", r->type_name);
+	cJSON_AddStringToObject(j, "symbol", r->symbol_name);
+	cJSON_AddNumberToObject(j, "addend", (double)r->addend);
+	return j;
+}
+
+/* The constant banks and the symbols (all but the null symbol 0) into o. */
+static void add_banks_and_symbols(cJSON *o, const st_cubin *c)
+{
 	cJSON *cb = cJSON_AddArrayToObject(o, "constant_banks");
 	for (size_t i = 0; i < st_cubin_const_count(c); i++) {
 		const st_const_bank *b = st_cubin_const(c, i);
@@ -231,6 +225,28 @@ static cJSON *json_of(const st_cubin *c)
 		cJSON_AddNumberToObject(j, "shndx", s->shndx);
 		cJSON_AddItemToArray(sy, j);
 	}
+}
+
+static cJSON *json_of(const st_cubin *c)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "file", st_cubin_name(c));
+	cJSON_AddNumberToObject(o, "sm", st_cubin_sm(c));
+	cJSON_AddNumberToObject(o, "osabi", st_cubin_osabi(c));
+	cJSON_AddNumberToObject(o, "e_flags", st_cubin_eflags(c));
+	size_t size;
+	st_cubin_data(c, &size);
+	cJSON_AddNumberToObject(o, "size", (double)size);
+	cJSON *ks = cJSON_AddArrayToObject(o, "kernels");
+	for (size_t k = 0; k < st_cubin_kernel_count(c); k++)
+		cJSON_AddItemToArray(ks, kernel_json(c, k));
+	cJSON *rs = cJSON_AddArrayToObject(o, "records");
+	for (size_t i = 0; i < st_cubin_nvinfo_count(c); i++)
+		cJSON_AddItemToArray(rs, record_json(c, st_cubin_nvinfo(c, i)));
+	cJSON *rl = cJSON_AddArrayToObject(o, "relocations");
+	for (size_t i = 0; i < st_cubin_reloc_count(c); i++)
+		cJSON_AddItemToArray(rl, reloc_json(st_cubin_reloc(c, i)));
+	add_banks_and_symbols(o, c);
 	return o;
 }
 

@@ -49,22 +49,95 @@ static bool parse_num(const char *s, double lo, double hi, double *out)
 	return true;
 }
 
+enum { O_LAUNCH = 256, O_PAIRS, O_SETS, O_SEED, O_SAMPLE, O_FLUSH, O_WARMUP, O_TOL, O_TIMEOUT, O_DEVICE,
+       O_JSON, O_HELP, O_REF, O_NOTIME, O_NOVERIFY, O_REPEAT, O_CHECKREF };
+/* the options from O_REF on are a command's own: the `extra` argument of parse() names those it takes */
+static const struct option longopts[] = {
+	{"launch", required_argument, NULL, O_LAUNCH}, {"pairs", required_argument, NULL, O_PAIRS},
+	{"sets", required_argument, NULL, O_SETS}, {"seed", required_argument, NULL, O_SEED},
+	{"sample-us", required_argument, NULL, O_SAMPLE}, {"flush-l2", no_argument, NULL, O_FLUSH},
+	{"warmup-ms", required_argument, NULL, O_WARMUP}, {"tolerance", required_argument, NULL, O_TOL},
+	{"timeout", required_argument, NULL, O_TIMEOUT}, {"device", required_argument, NULL, O_DEVICE},
+	{"json", no_argument, NULL, O_JSON}, {"help", no_argument, NULL, O_HELP},
+	{"reference", required_argument, NULL, O_REF}, {"no-time", no_argument, NULL, O_NOTIME},
+	{"no-verify", no_argument, NULL, O_NOVERIFY}, {"repeat", required_argument, NULL, O_REPEAT},
+	{"check-reference", no_argument, NULL, O_CHECKREF},
+	{NULL, 0, NULL, 0},
+};
+
+/* The numeric option c (named name) with its value in optarg: checked against its range, stored in o.
+ * Returns ST_EXIT_USAGE after the message, or -1. */
+static int parse_number(const char *cmd, int c, const char *name, st_rtcli *o)
+{
+	static const struct { int c; double lo, hi; } lim[] = {
+		{O_PAIRS, 1, 100000}, {O_SETS, 1, 64}, {O_SEED, 0, 9007199254740992.0},
+		{O_SAMPLE, 0, 1e7}, {O_WARMUP, 0, 1e5}, {O_TOL, 0, 1e3}, {O_TIMEOUT, 0.001, 1e5},
+		{O_DEVICE, 0, 1024}, {O_REPEAT, 1, 1000},
+	};
+	double d = 0;
+	for (size_t i = 0; i < sizeof lim / sizeof lim[0]; i++) {
+		if (lim[i].c != c)
+			continue;
+		bool integer = c != O_SAMPLE && c != O_WARMUP && c != O_TOL && c != O_TIMEOUT;
+		if (!parse_num(optarg, lim[i].lo, lim[i].hi, &d) || (integer && d != floor(d))) {
+			st_cli_error(cmd, "--%s: expected %s from %g to %g, not '%s'", name,
+				     integer ? "an integer" : "a number", lim[i].lo, lim[i].hi, optarg);
+			return ST_EXIT_USAGE;
+		}
+	}
+	switch (c) {
+	case O_PAIRS: o->opt.pairs = (unsigned)d; break;
+	case O_SETS: o->opt.verify_sets = (unsigned)d; break;
+	case O_SEED: o->opt.seed = (uint64_t)d; break;
+	case O_SAMPLE: o->opt.sample_us = d; break;
+	case O_WARMUP: o->opt.warmup_ms = d; break;
+	case O_TOL: o->opt.tolerance = d; break;
+	case O_TIMEOUT: o->opt.timeout_s = d; break;
+	case O_DEVICE: o->opt.device = (int)d; break;
+	case O_REPEAT: o->repeat = (unsigned)d; break;
+	}
+	return -1;
+}
+
+/* One option c from getopt_long: stored in o, or the help printed (ST_EXIT_OK) or an error (ST_EXIT_USAGE);
+ * -1 to go on. */
+static int parse_option(const char *cmd, int c, char **argv, const char *extra, void (*help)(void), st_rtcli *o)
+{
+	const char *name = NULL;
+	for (const struct option *lo = longopts; lo->name; lo++)
+		if (lo->val == c)
+			name = lo->name;
+	if (c >= O_REF && name && !strstr(extra, name)) {
+		st_cli_error(cmd, "unknown option --%s (see sasstune %s --help)", name, cmd);
+		return ST_EXIT_USAGE;
+	}
+	switch (c) {
+	case O_LAUNCH: o->launch = optarg; break;
+	case O_REF: o->reference = optarg; break;
+	case O_FLUSH: o->opt.flush_l2 = true; break;
+	case O_JSON: o->json = true; break;
+	case O_NOTIME: o->no_time = true; break;
+	case O_NOVERIFY: o->no_verify = true; break;
+	case O_CHECKREF: o->opt.check_reference = true; break;
+	case O_HELP:
+	case 'h':
+		help();
+		return ST_EXIT_OK;
+	case O_PAIRS: case O_SETS: case O_SEED: case O_SAMPLE: case O_WARMUP: case O_TOL: case O_TIMEOUT:
+	case O_DEVICE: case O_REPEAT:
+		return parse_number(cmd, c, name, o);
+	case ':':
+		st_cli_error(cmd, "option %s needs a value", argv[optind - 1]);
+		return ST_EXIT_USAGE;
+	default:
+		st_cli_error(cmd, "unknown option %s (see sasstune %s --help)", argv[optind - 1], cmd);
+		return ST_EXIT_USAGE;
+	}
+	return -1;
+}
+
 static int parse(const char *cmd, int argc, char **argv, const char *extra, void (*help)(void), st_rtcli *o)
 {
-	enum { O_LAUNCH = 256, O_PAIRS, O_SETS, O_SEED, O_SAMPLE, O_FLUSH, O_WARMUP, O_TOL, O_TIMEOUT, O_DEVICE,
-	       O_JSON, O_HELP, O_REF, O_NOTIME, O_NOVERIFY, O_REPEAT, O_CHECKREF };
-	static const struct option longopts[] = {
-		{"launch", required_argument, NULL, O_LAUNCH}, {"pairs", required_argument, NULL, O_PAIRS},
-		{"sets", required_argument, NULL, O_SETS}, {"seed", required_argument, NULL, O_SEED},
-		{"sample-us", required_argument, NULL, O_SAMPLE}, {"flush-l2", no_argument, NULL, O_FLUSH},
-		{"warmup-ms", required_argument, NULL, O_WARMUP}, {"tolerance", required_argument, NULL, O_TOL},
-		{"timeout", required_argument, NULL, O_TIMEOUT}, {"device", required_argument, NULL, O_DEVICE},
-		{"json", no_argument, NULL, O_JSON}, {"help", no_argument, NULL, O_HELP},
-		{"reference", required_argument, NULL, O_REF}, {"no-time", no_argument, NULL, O_NOTIME},
-		{"no-verify", no_argument, NULL, O_NOVERIFY}, {"repeat", required_argument, NULL, O_REPEAT},
-		{"check-reference", no_argument, NULL, O_CHECKREF},
-		{NULL, 0, NULL, 0},
-	};
 	memset(o, 0, sizeof *o);
 	st_runtime_options_init(&o->opt);
 	st_cli_runtime_env(&o->opt); /* $SASSTUNE_CHECK_REFERENCE, as --check-reference */
@@ -72,65 +145,10 @@ static int parse(const char *cmd, int argc, char **argv, const char *extra, void
 	opterr = 0;
 	optind = 1;
 	int c;
-	double d = 0;
 	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-		const char *name = NULL;
-		for (const struct option *lo = longopts; lo->name; lo++)
-			if (lo->val == c)
-				name = lo->name;
-		if (c >= O_REF && name && !strstr(extra, name)) {
-			st_cli_error(cmd, "unknown option --%s (see sasstune %s --help)", name, cmd);
-			return ST_EXIT_USAGE;
-		}
-		switch (c) {
-		case O_LAUNCH: o->launch = optarg; break;
-		case O_REF: o->reference = optarg; break;
-		case O_FLUSH: o->opt.flush_l2 = true; break;
-		case O_JSON: o->json = true; break;
-		case O_NOTIME: o->no_time = true; break;
-		case O_NOVERIFY: o->no_verify = true; break;
-		case O_CHECKREF: o->opt.check_reference = true; break;
-		case O_HELP:
-		case 'h':
-			help();
-			return ST_EXIT_OK;
-		case O_PAIRS: case O_SETS: case O_SEED: case O_SAMPLE: case O_WARMUP: case O_TOL: case O_TIMEOUT:
-		case O_DEVICE: case O_REPEAT: {
-			static const struct { int c; double lo, hi; } lim[] = {
-				{O_PAIRS, 1, 100000}, {O_SETS, 1, 64}, {O_SEED, 0, 9007199254740992.0},
-				{O_SAMPLE, 0, 1e7}, {O_WARMUP, 0, 1e5}, {O_TOL, 0, 1e3}, {O_TIMEOUT, 0.001, 1e5},
-				{O_DEVICE, 0, 1024}, {O_REPEAT, 1, 1000},
-			};
-			for (size_t i = 0; i < sizeof lim / sizeof lim[0]; i++) {
-				if (lim[i].c != c)
-					continue;
-				bool integer = c != O_SAMPLE && c != O_WARMUP && c != O_TOL && c != O_TIMEOUT;
-				if (!parse_num(optarg, lim[i].lo, lim[i].hi, &d) || (integer && d != floor(d))) {
-					st_cli_error(cmd, "--%s: expected %s from %g to %g, not '%s'", name,
-						     integer ? "an integer" : "a number", lim[i].lo, lim[i].hi, optarg);
-					return ST_EXIT_USAGE;
-				}
-			}
-			switch (c) {
-			case O_PAIRS: o->opt.pairs = (unsigned)d; break;
-			case O_SETS: o->opt.verify_sets = (unsigned)d; break;
-			case O_SEED: o->opt.seed = (uint64_t)d; break;
-			case O_SAMPLE: o->opt.sample_us = d; break;
-			case O_WARMUP: o->opt.warmup_ms = d; break;
-			case O_TOL: o->opt.tolerance = d; break;
-			case O_TIMEOUT: o->opt.timeout_s = d; break;
-			case O_DEVICE: o->opt.device = (int)d; break;
-			case O_REPEAT: o->repeat = (unsigned)d; break;
-			}
-			break;
-		}
-		case ':':
-			st_cli_error(cmd, "option %s needs a value", argv[optind - 1]);
-			return ST_EXIT_USAGE;
-		default:
-			st_cli_error(cmd, "unknown option %s (see sasstune %s --help)", argv[optind - 1], cmd);
-			return ST_EXIT_USAGE;
-		}
+		int code = parse_option(cmd, c, argv, extra, help, o);
+		if (code >= 0)
+			return code;
 	}
 	/* GNU getopt moved the files after the options: `run A.cubin --launch L.json` works */
 	o->files = argv + optind;
@@ -239,7 +257,6 @@ static void help(void)
 	       "exit status: 0 if every candidate is ok, 1 otherwise, 2 for a wrong command line.\n",
 	       st_rtcli_options_help);
 }
-
 typedef struct cand {
 	const char *path;
 	st_status rc;
@@ -250,141 +267,179 @@ typedef struct cand {
 	st_timing t;
 } cand;
 
-int st_cmd_run(int argc, char **argv)
-{
-	const char *cmd = argv[0];
+/* One `run`: the options, the session on the reference, a result per candidate (cs[o.nfiles]) and
+ * the tallies; counts[] is indexed ok, mismatch, crashed, timed out, error. */
+typedef struct run_state {
+	const char *cmd;
 	st_rtcli o;
 	st_rtcli_session rs;
-	int code = st_rtcli_start(cmd, argc, argv, "reference no-time check-reference", help, 0, "no CUBIN given", &o, &rs);
+	cand *cs;
+	st_session_info info;
+	int ok, counts[5];
+	double total;
+} run_state;
+
+static void print_reference(const run_state *r)
+{
+	const st_session_info *info = &r->info;
+	unsigned grid[3], block[3], shared;
+	st_launch_dims(r->rs.spec, grid, block, &shared);
+	printf("device: %s\n", info->device);
+	printf("reference: %s (kernel %s, grid %ux%ux%u, block %ux%ux%u, %u B dynamic shared)\n", r->rs.ref_path,
+	       st_launch_kernel(r->rs.spec), grid[0], grid[1], grid[2], block[0], block[1], block[2], shared);
+	if (info->deterministic)
+		printf("  deterministic: candidates must match bit for bit on %u input sets\n", info->verify_sets);
+	else
+		printf("  NOT deterministic (two runs differ): candidates are compared within relative L2 error %g on %u input sets\n",
+		       r->o.opt.tolerance, info->verify_sets);
+	printf("  outputs compared %s; %.5f ms per launch; worker start %.0f ms\n",
+	       info->verify_on_gpu ? "on the GPU" : "on the host", info->kernel_ms, info->start_ms);
+	fflush(stdout);
+}
+
+/* Verifies candidate i (and times it unless --no-time) and fills cs[i]. */
+static void run_candidate(run_state *r, int i)
+{
+	cand *c = &r->cs[i];
+	st_session *s = r->rs.s;
+	c->path = r->o.files[i];
+	size_t size;
+	uint8_t *bytes = st_rtcli_read(r->cmd, c->path, &size);
+	double t0 = now_ms();
+	st_error err = {0};
+	if (!bytes) {
+		c->rc = ST_EIO;
+		snprintf(c->msg, sizeof c->msg, "cannot read %s", c->path);
+	} else {
+		c->rc = st_session_verify(s, bytes, size, &err);
+		st_session_info ci;
+		st_session_get_info(s, &ci);
+		c->load_ms = ci.last_load_ms;
+		c->regs = ci.regs;
+		c->local = ci.local_bytes;
+		c->stray = ci.last_stray;
+		if (c->rc == ST_OK && !r->o.no_time) {
+			c->rc = st_session_compare(s, NULL, 0, bytes, size, 0, &c->t, &err);
+			c->timed = c->rc == ST_OK;
+		}
+		if (c->rc != ST_OK)
+			snprintf(c->msg, sizeof c->msg, "%s", err.msg);
+	}
+	c->wall_ms = now_ms() - t0;
+	free(bytes);
+}
+
+static void print_candidate(const run_state *r, int i)
+{
+	const cand *c = &r->cs[i];
+	printf("candidate %d/%d %s: %s", i + 1, r->o.nfiles, c->path, st_rtcli_verdict(c->rc));
+	if (c->timed)
+		printf(", %.5f ms per launch, B/A %.4f [%.4f, %.4f] over %u pairs (%u launches per sample)",
+		       c->t.b_ms, c->t.ratio, c->t.ci_lo, c->t.ci_hi, c->t.n, c->t.reps);
+	if (c->rc != ST_OK)
+		printf(": %s", c->msg);
+	printf("; cost %.1f ms (load %.2f ms)\n", c->wall_ms, c->load_ms);
+	fflush(stdout);
+}
+
+static cJSON *candidate_json(const cand *c)
+{
+	cJSON *j = cJSON_CreateObject();
+	cJSON_AddStringToObject(j, "path", c->path);
+	cJSON_AddStringToObject(j, "status", st_rtcli_verdict(c->rc));
+	if (c->rc != ST_OK)
+		cJSON_AddStringToObject(j, "message", c->msg);
+	if (c->stray)
+		cJSON_AddBoolToObject(j, "stray_write", true);
+	cJSON_AddNumberToObject(j, "cost_ms", c->wall_ms);
+	cJSON_AddNumberToObject(j, "load_ms", c->load_ms);
+	cJSON_AddNumberToObject(j, "regs", c->regs);
+	cJSON_AddNumberToObject(j, "local_bytes", c->local);
+	if (c->timed) {
+		cJSON_AddNumberToObject(j, "ms", c->t.b_ms);
+		cJSON_AddNumberToObject(j, "reference_ms", c->t.a_ms);
+		cJSON_AddNumberToObject(j, "ratio", c->t.ratio);
+		cJSON_AddNumberToObject(j, "ci_lo", c->t.ci_lo);
+		cJSON_AddNumberToObject(j, "ci_hi", c->t.ci_hi);
+		cJSON_AddNumberToObject(j, "pairs", c->t.n);
+		cJSON_AddNumberToObject(j, "reps", c->t.reps);
+	}
+	return j;
+}
+
+static void report_json(const run_state *r)
+{
+	const st_session_info *info = &r->info;
+	double total = r->total;
+	cJSON *root = cJSON_CreateObject(), *ref = cJSON_CreateObject(), *arr = cJSON_CreateArray();
+	cJSON_AddStringToObject(root, "device", info->device);
+	cJSON_AddStringToObject(ref, "path", r->rs.ref_path);
+	cJSON_AddStringToObject(ref, "kernel", st_launch_kernel(r->rs.spec));
+	cJSON_AddBoolToObject(ref, "deterministic", info->deterministic);
+	cJSON_AddBoolToObject(ref, "verify_on_gpu", info->verify_on_gpu);
+	cJSON_AddNumberToObject(ref, "sets", info->verify_sets);
+	cJSON_AddNumberToObject(ref, "kernel_ms", info->kernel_ms);
+	cJSON_AddNumberToObject(ref, "worker_start_ms", info->start_ms);
+	cJSON_AddItemToObject(root, "reference", ref);
+	for (int i = 0; i < r->o.nfiles; i++)
+		cJSON_AddItemToArray(arr, candidate_json(&r->cs[i]));
+	cJSON_AddItemToObject(root, "candidates", arr);
+	cJSON_AddNumberToObject(root, "total_ms", total);
+	cJSON_AddNumberToObject(root, "candidates_per_s", total > 0 ? 1000.0 * r->o.nfiles / total : 0);
+	cJSON_AddNumberToObject(root, "restarts", info->restarts);
+	cJSON_AddNumberToObject(root, "restart_ms_avg", info->restarts ? info->restart_ms / info->restarts : 0);
+	cJSON_AddNumberToObject(root, "reference_checks", info->reference_checks);
+	cJSON_AddNumberToObject(root, "contaminations", info->contaminations);
+	st_cli_print_json(root, 1);
+	cJSON_Delete(root);
+}
+
+static void print_summary(const run_state *r)
+{
+	const st_session_info *info = &r->info;
+	const int *n = r->counts;
+	printf("summary: %d candidates: %d ok, %d mismatch, %d crashed, %d timed out, %d error; %.1f candidates/s",
+	       r->o.nfiles, n[0], n[1], n[2], n[3], n[4], r->total > 0 ? 1000.0 * r->o.nfiles / r->total : 0);
+	if (info->restarts)
+		printf("; %u worker restarts, %.0f ms each on average", info->restarts, info->restart_ms / info->restarts);
+	if (info->contaminations)
+		printf("; %u contaminations (the reference stopped reproducing: a stray write; the worker was restarted)",
+		       info->contaminations);
+	printf("\n");
+}
+
+int st_cmd_run(int argc, char **argv)
+{
+	run_state r = {.cmd = argv[0]};
+	int code = st_rtcli_start(r.cmd, argc, argv, "reference no-time check-reference", help, 0, "no CUBIN given", &r.o,
+				  &r.rs);
 	if (code >= 0)
 		return code;
-	const char *ref_path = rs.ref_path;
-	st_launch *spec = rs.spec;
-	st_session *s = rs.s;
-	cand *cs = calloc((size_t)o.nfiles, sizeof *cs);
-	if (!cs) {
-		st_cli_error(cmd, "out of memory");
-		st_rtcli_end(&rs);
+	r.cs = calloc((size_t)r.o.nfiles, sizeof *r.cs);
+	if (!r.cs) {
+		st_cli_error(r.cmd, "out of memory");
+		st_rtcli_end(&r.rs);
 		return ST_EXIT_FAIL;
 	}
-	st_session_info info;
-	st_session_get_info(s, &info);
-	unsigned grid[3], block[3], shared;
-	st_launch_dims(spec, grid, block, &shared);
-	if (!o.json) {
-		printf("device: %s\n", info.device);
-		printf("reference: %s (kernel %s, grid %ux%ux%u, block %ux%ux%u, %u B dynamic shared)\n", ref_path,
-		       st_launch_kernel(spec), grid[0], grid[1], grid[2], block[0], block[1], block[2], shared);
-		if (info.deterministic)
-			printf("  deterministic: candidates must match bit for bit on %u input sets\n", info.verify_sets);
-		else
-			printf("  NOT deterministic (two runs differ): candidates are compared within relative L2 error %g on %u input sets\n",
-			       o.opt.tolerance, info.verify_sets);
-		printf("  outputs compared %s; %.5f ms per launch; worker start %.0f ms\n",
-		       info.verify_on_gpu ? "on the GPU" : "on the host", info.kernel_ms, info.start_ms);
-		fflush(stdout);
-	}
+	st_session_get_info(r.rs.s, &r.info);
+	if (!r.o.json)
+		print_reference(&r);
 	double t_all = now_ms();
-	int ok = 0, counts[5] = {0};
-	for (int i = 0; i < o.nfiles; i++) {
-		cand *c = &cs[i];
-		c->path = o.files[i];
-		size_t size;
-		uint8_t *bytes = st_rtcli_read(cmd, c->path, &size);
-		double t0 = now_ms();
-		st_error err = {0};
-		if (!bytes) {
-			c->rc = ST_EIO;
-			snprintf(c->msg, sizeof c->msg, "cannot read %s", c->path);
-		} else {
-			c->rc = st_session_verify(s, bytes, size, &err);
-			st_session_info ci;
-			st_session_get_info(s, &ci);
-			c->load_ms = ci.last_load_ms;
-			c->regs = ci.regs;
-			c->local = ci.local_bytes;
-			c->stray = ci.last_stray;
-			if (c->rc == ST_OK && !o.no_time) {
-				c->rc = st_session_compare(s, NULL, 0, bytes, size, 0, &c->t, &err);
-				c->timed = c->rc == ST_OK;
-			}
-			if (c->rc != ST_OK)
-				snprintf(c->msg, sizeof c->msg, "%s", err.msg);
-		}
-		c->wall_ms = now_ms() - t0;
-		free(bytes);
-		const char *v = st_rtcli_verdict(c->rc);
-		counts[c->rc == ST_OK ? 0 : c->rc == ST_EMISMATCH ? 1 : c->rc == ST_ECRASH ? 2 : c->rc == ST_ETIMEOUT ? 3 : 4]++;
-		ok += c->rc == ST_OK;
-		if (o.json)
-			continue;
-		printf("candidate %d/%d %s: %s", i + 1, o.nfiles, c->path, v);
-		if (c->timed)
-			printf(", %.5f ms per launch, B/A %.4f [%.4f, %.4f] over %u pairs (%u launches per sample)",
-			       c->t.b_ms, c->t.ratio, c->t.ci_lo, c->t.ci_hi, c->t.n, c->t.reps);
-		if (c->rc != ST_OK)
-			printf(": %s", c->msg);
-		printf("; cost %.1f ms (load %.2f ms)\n", c->wall_ms, c->load_ms);
-		fflush(stdout);
+	for (int i = 0; i < r.o.nfiles; i++) {
+		run_candidate(&r, i);
+		st_status rc = r.cs[i].rc;
+		r.counts[rc == ST_OK ? 0 : rc == ST_EMISMATCH ? 1 : rc == ST_ECRASH ? 2 : rc == ST_ETIMEOUT ? 3 : 4]++;
+		r.ok += rc == ST_OK;
+		if (!r.o.json)
+			print_candidate(&r, i);
 	}
-	double total = now_ms() - t_all;
-	st_session_get_info(s, &info);
-	if (o.json) {
-		cJSON *root = cJSON_CreateObject(), *r = cJSON_CreateObject(), *arr = cJSON_CreateArray();
-		cJSON_AddStringToObject(root, "device", info.device);
-		cJSON_AddStringToObject(r, "path", ref_path);
-		cJSON_AddStringToObject(r, "kernel", st_launch_kernel(spec));
-		cJSON_AddBoolToObject(r, "deterministic", info.deterministic);
-		cJSON_AddBoolToObject(r, "verify_on_gpu", info.verify_on_gpu);
-		cJSON_AddNumberToObject(r, "sets", info.verify_sets);
-		cJSON_AddNumberToObject(r, "kernel_ms", info.kernel_ms);
-		cJSON_AddNumberToObject(r, "worker_start_ms", info.start_ms);
-		cJSON_AddItemToObject(root, "reference", r);
-		for (int i = 0; i < o.nfiles; i++) {
-			cand *c = &cs[i];
-			cJSON *j = cJSON_CreateObject();
-			cJSON_AddStringToObject(j, "path", c->path);
-			cJSON_AddStringToObject(j, "status", st_rtcli_verdict(c->rc));
-			if (c->rc != ST_OK)
-				cJSON_AddStringToObject(j, "message", c->msg);
-			if (c->stray)
-				cJSON_AddBoolToObject(j, "stray_write", true);
-			cJSON_AddNumberToObject(j, "cost_ms", c->wall_ms);
-			cJSON_AddNumberToObject(j, "load_ms", c->load_ms);
-			cJSON_AddNumberToObject(j, "regs", c->regs);
-			cJSON_AddNumberToObject(j, "local_bytes", c->local);
-			if (c->timed) {
-				cJSON_AddNumberToObject(j, "ms", c->t.b_ms);
-				cJSON_AddNumberToObject(j, "reference_ms", c->t.a_ms);
-				cJSON_AddNumberToObject(j, "ratio", c->t.ratio);
-				cJSON_AddNumberToObject(j, "ci_lo", c->t.ci_lo);
-				cJSON_AddNumberToObject(j, "ci_hi", c->t.ci_hi);
-				cJSON_AddNumberToObject(j, "pairs", c->t.n);
-				cJSON_AddNumberToObject(j, "reps", c->t.reps);
-			}
-			cJSON_AddItemToArray(arr, j);
-		}
-		cJSON_AddItemToObject(root, "candidates", arr);
-		cJSON_AddNumberToObject(root, "total_ms", total);
-		cJSON_AddNumberToObject(root, "candidates_per_s", total > 0 ? 1000.0 * o.nfiles / total : 0);
-		cJSON_AddNumberToObject(root, "restarts", info.restarts);
-		cJSON_AddNumberToObject(root, "restart_ms_avg", info.restarts ? info.restart_ms / info.restarts : 0);
-		cJSON_AddNumberToObject(root, "reference_checks", info.reference_checks);
-		cJSON_AddNumberToObject(root, "contaminations", info.contaminations);
-		st_cli_print_json(root, 1);
-		cJSON_Delete(root);
-	} else {
-		printf("summary: %d candidates: %d ok, %d mismatch, %d crashed, %d timed out, %d error; %.1f candidates/s",
-		       o.nfiles, counts[0], counts[1], counts[2], counts[3], counts[4],
-		       total > 0 ? 1000.0 * o.nfiles / total : 0);
-		if (info.restarts)
-			printf("; %u worker restarts, %.0f ms each on average", info.restarts, info.restart_ms / info.restarts);
-		if (info.contaminations)
-			printf("; %u contaminations (the reference stopped reproducing: a stray write; the worker was restarted)",
-			       info.contaminations);
-		printf("\n");
-	}
-	free(cs);
-	st_rtcli_end(&rs);
-	return ok == o.nfiles ? ST_EXIT_OK : ST_EXIT_FAIL;
+	r.total = now_ms() - t_all;
+	st_session_get_info(r.rs.s, &r.info);
+	if (r.o.json)
+		report_json(&r);
+	else
+		print_summary(&r);
+	free(r.cs);
+	st_rtcli_end(&r.rs);
+	return r.ok == r.o.nfiles ? ST_EXIT_OK : ST_EXIT_FAIL;
 }

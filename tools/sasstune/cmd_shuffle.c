@@ -56,116 +56,146 @@ static int parse_u64(const char *s, unsigned long long *v)
 	return !errno && !*end;
 }
 
-int st_cmd_shuffle(int argc, char **argv)
+/* One shuffle: the options, the walk's xorshift64 state (x, carried from kernel to kernel), the input
+ * cubin c, its copy work that the walks are written to, and the schedule of all of them. */
+typedef struct walk {
+	const char *cmd, *path, *listing, *kernel;
+	unsigned flags;
+	int verbose;
+	st_cli_regs regs;
+	unsigned long long steps;
+	uint64_t x;
+	st_cubin *c, *work;
+	st_schedule *sch;
+} walk;
+
+/* --families, --steps and --seed: into w; ST_EXIT_USAGE after the message, or -1. */
+static int parse_walk(walk *w, const char *families, const char *steps_s, const char *seed_s)
 {
-	const char *path = NULL, *listing = NULL, *kernel = NULL, *out = NULL, *sched_out = NULL;
-	const char *steps_s = NULL, *seed_s = NULL, *families = NULL;
-	unsigned flags = 0;
-	int verbose = 0;
-	st_cli_regs regs = {0};
-	const st_cli_opt opts[] = {
-		ST_CLI_REGS_OPTS(&regs),
-		ST_OPT_STR("--listing", &listing), ST_OPT_STR("--kernel", &kernel), ST_OPT_STR("-o", &out),
-		ST_OPT_STR("--steps", &steps_s), ST_OPT_STR("--seed", &seed_s), ST_OPT_STR("--schedule-out", &sched_out),
-		ST_OPT_BIT("--wide", &flags, ST_SCHED_WIDE), ST_OPT_BIT("--no-ctrl", &flags, ST_SCHED_NO_CTRL),
-		ST_OPT_STR("--families", &families), ST_OPT_FLAG("-v", &verbose), ST_OPT_END,
-	};
-	const st_cli_need need[] = {
-		{&path, "CUBIN"}, {&out, "-o OUT"}, {&steps_s, "--steps N"}, {&seed_s, "--seed S"}, {0},
-	};
-	int code = st_cli_parse(argc, argv, &(st_cli_args){.usage = usage, .opts = opts, .file = &path, .need = need});
-	if (code >= 0)
-		return code;
-	unsigned long long steps, seed;
+	unsigned long long seed;
 	st_error ferr = {0};
-	if (families && st_sched_parse_families(families, &flags, &ferr)) {
-		st_cli_error(argv[0], "--%s", ferr.msg);
+	if (families && st_sched_parse_families(families, &w->flags, &ferr)) {
+		st_cli_error(w->cmd, "--%s", ferr.msg);
 		return ST_EXIT_USAGE;
 	}
-	if (!parse_u64(steps_s, &steps) || steps > 100000000ull) {
-		st_cli_error(argv[0], "--steps: '%s' is not a number of moves (0..100000000)", steps_s);
+	if (!parse_u64(steps_s, &w->steps) || w->steps > 100000000ull) {
+		st_cli_error(w->cmd, "--steps: '%s' is not a number of moves (0..100000000)", steps_s);
 		return ST_EXIT_USAGE;
 	}
 	if (!parse_u64(seed_s, &seed)) {
-		st_cli_error(argv[0], "--seed: '%s' is not a non-negative integer", seed_s);
+		st_cli_error(w->cmd, "--seed: '%s' is not a non-negative integer", seed_s);
 		return ST_EXIT_USAGE;
 	}
-	st_error err = {0};
-	st_cubin *c = NULL, *work = NULL;
-	st_schedule *sch = NULL;
-	int rc = ST_EXIT_OK;
-	if (st_cubin_open_file(path, &c, &err) || st_schedule_new(&sch, &err))
-		goto fail;
-	if (st_cli_no_kernel(argv[0], c, path, kernel)) {
-		rc = ST_EXIT_FAIL;
-		goto done;
+	w->x = seed * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull;
+	return -1;
+}
+
+/* Up to w->steps random legal moves on s; returns how many were applied (err set if one failed). */
+static unsigned long long walk_moves(walk *w, st_sched *s, const char *name, st_error *err)
+{
+	unsigned long long done = 0;
+	for (; done < w->steps; done++) {
+		size_t nm = st_sched_move_count(s);
+		if (!nm)
+			break;
+		w->x ^= w->x << 13;
+		w->x ^= w->x >> 7;
+		w->x ^= w->x << 17;
+		st_move mv = st_sched_move(s, (size_t)(w->x % nm));
+		if (w->verbose) {
+			char text[256];
+			st_sched_describe(s, mv, text, sizeof text);
+			printf("%s: %s\n", name, text);
+		}
+		if (st_sched_apply(s, mv, err))
+			break;
 	}
-	size_t size;
-	const uint8_t *data = st_cubin_data(c, &size);
-	if (st_cubin_open_mem(data, size, path, &work, &err))
-		goto fail;
-	uint64_t x = seed * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull;
-	for (size_t k = 0; k < st_cubin_kernel_count(c); k++) {
-		const char *name = st_cubin_kernel(c, k)->name;
-		if (kernel && strcmp(kernel, name))
-			continue;
-		st_sass_kernel *sk;
-		st_sched *s;
-		if (st_cli_sched_new(c, name, listing, flags, &sk, &s, &err))
-			goto fail;
-		if (st_cli_regs_limit(s, c, k, &regs, NULL, &err)) {
-			st_sched_free(s);
-			st_sass_free(sk);
-			goto fail;
-		}
-		unsigned long long done = 0;
-		for (; done < steps; done++) {
-			size_t nm = st_sched_move_count(s);
-			if (!nm)
-				break;
-			x ^= x << 13;
-			x ^= x >> 7;
-			x ^= x << 17;
-			st_move mv = st_sched_move(s, (size_t)(x % nm));
-			if (verbose) {
-				char text[256];
-				st_sched_describe(s, mv, text, sizeof text);
-				printf("%s: %s\n", name, text);
-			}
-			if (st_sched_apply(s, mv, &err))
-				break;
-		}
-		st_status r = err.code ? err.code : st_sched_to_cubin(s, work, st_cubin_find_kernel(work, name), &err);
-		if (!r)
-			r = st_sched_to_schedule(s, sch, &err);
-		if (!r)
-			printf("%s: %llu moves\n", name, done);
+	return done;
+}
+
+/* Walks kernel k of w->c and writes the result to w->work and w->sch. */
+static st_status walk_kernel(walk *w, size_t k, st_error *err)
+{
+	const char *name = st_cubin_kernel(w->c, k)->name;
+	st_sass_kernel *sk;
+	st_sched *s;
+	st_status r = st_cli_sched_new(w->c, name, w->listing, w->flags, &sk, &s, err);
+	if (r)
+		return r;
+	if ((r = st_cli_regs_limit(s, w->c, k, &w->regs, NULL, err))) {
 		st_sched_free(s);
 		st_sass_free(sk);
-		if (r)
-			goto fail;
+		return r;
 	}
-	if (st_cubin_write_file(work, out, &err))
-		goto fail;
-	if (sched_out) {
-		char *t = st_schedule_to_json(sch);
-		FILE *f = t ? fopen(sched_out, "w") : NULL;
-		if (!f || fputs(t, f) < 0 || fclose(f)) {
-			if (f)
-				fclose(f);
-			st_error_set(&err, ST_EIO, "%s: cannot write the schedule", sched_out);
-			free(t);
-			goto fail;
-		}
+	unsigned long long done = walk_moves(w, s, name, err);
+	r = err->code ? err->code : st_sched_to_cubin(s, w->work, st_cubin_find_kernel(w->work, name), err);
+	if (!r)
+		r = st_sched_to_schedule(s, w->sch, err);
+	if (!r)
+		printf("%s: %llu moves\n", name, done);
+	st_sched_free(s);
+	st_sass_free(sk);
+	return r;
+}
+
+static st_status write_schedule(const st_schedule *sch, const char *sched_out, st_error *err)
+{
+	char *t = st_schedule_to_json(sch);
+	FILE *f = t ? fopen(sched_out, "w") : NULL;
+	if (!f || fputs(t, f) < 0 || fclose(f)) {
+		if (f)
+			fclose(f);
 		free(t);
+		return st_error_set(err, ST_EIO, "%s: cannot write the schedule", sched_out);
 	}
+	free(t);
+	return ST_OK;
+}
+
+/* Opens the cubin and walks every kernel (or w->kernel); ST_EXIT_OK, or an exit code after the message. */
+static int shuffle(walk *w, const char *out, const char *sched_out)
+{
+	st_error err = {0};
+	if (st_cubin_open_file(w->path, &w->c, &err) || st_schedule_new(&w->sch, &err))
+		return st_cli_fail(w->cmd, &err);
+	if (st_cli_no_kernel(w->cmd, w->c, w->path, w->kernel))
+		return ST_EXIT_FAIL;
+	size_t size;
+	const uint8_t *data = st_cubin_data(w->c, &size);
+	if (st_cubin_open_mem(data, size, w->path, &w->work, &err))
+		return st_cli_fail(w->cmd, &err);
+	for (size_t k = 0; k < st_cubin_kernel_count(w->c); k++) {
+		if (w->kernel && strcmp(w->kernel, st_cubin_kernel(w->c, k)->name))
+			continue;
+		if (walk_kernel(w, k, &err))
+			return st_cli_fail(w->cmd, &err);
+	}
+	if (st_cubin_write_file(w->work, out, &err) || (sched_out && write_schedule(w->sch, sched_out, &err)))
+		return st_cli_fail(w->cmd, &err);
 	printf("wrote %s\n", out);
-	goto done;
-fail:
-	rc = st_cli_fail(argv[0], &err);
-done:
-	st_schedule_free(sch);
-	st_cubin_free(work);
-	st_cubin_free(c);
+	return ST_EXIT_OK;
+}
+
+int st_cmd_shuffle(int argc, char **argv)
+{
+	walk w = {.cmd = argv[0]};
+	const char *out = NULL, *sched_out = NULL, *steps_s = NULL, *seed_s = NULL, *families = NULL;
+	const st_cli_opt opts[] = {
+		ST_CLI_REGS_OPTS(&w.regs),
+		ST_OPT_STR("--listing", &w.listing), ST_OPT_STR("--kernel", &w.kernel), ST_OPT_STR("-o", &out),
+		ST_OPT_STR("--steps", &steps_s), ST_OPT_STR("--seed", &seed_s), ST_OPT_STR("--schedule-out", &sched_out),
+		ST_OPT_BIT("--wide", &w.flags, ST_SCHED_WIDE), ST_OPT_BIT("--no-ctrl", &w.flags, ST_SCHED_NO_CTRL),
+		ST_OPT_STR("--families", &families), ST_OPT_FLAG("-v", &w.verbose), ST_OPT_END,
+	};
+	const st_cli_need need[] = {
+		{&w.path, "CUBIN"}, {&out, "-o OUT"}, {&steps_s, "--steps N"}, {&seed_s, "--seed S"}, {0},
+	};
+	int code = st_cli_parse(argc, argv, &(st_cli_args){.usage = usage, .opts = opts, .file = &w.path, .need = need});
+	if (code >= 0 || (code = parse_walk(&w, families, steps_s, seed_s)) >= 0)
+		return code;
+	int rc = shuffle(&w, out, sched_out);
+	st_schedule_free(w.sch);
+	st_cubin_free(w.work);
+	st_cubin_free(w.c);
 	return rc;
 }

@@ -138,6 +138,109 @@ static int source_arg(const char *cmd, const char *arg, void *dst)
 	return 0;
 }
 
+/* One kernel from its argument src (a folder if is_dir): its cubin, listing and launch spec read into t. */
+static st_status load_kernel(tk *t, const char *src, int is_dir, st_reward reward, st_error *err)
+{
+	st_status r;
+	if (is_dir) {
+		if ((r = load_dir(src, t, err)))
+			return r;
+	} else {
+		char *p = strdup(src);
+		if (!p)
+			return st_error_set(err, ST_ENOMEM, "out of memory");
+		t->cubin_path = p;
+		t->listing = sibling_listing(p);
+		if (reward == ST_REWARD_GPU)
+			return st_error_set(err, ST_EINVAL, "%s: the GPU reward needs a launch spec: give a folder with "
+					    "launch.json (--launch-dir)", p);
+	}
+	if ((r = st_read_file(t->cubin_path, &t->data, &t->size, err)))
+		return r;
+	return t->launch_path ? st_launch_load(t->launch_path, &t->spec, err) : ST_OK;
+}
+
+static void free_kernels(tk *ks, size_t nk)
+{
+	for (size_t i = 0; i < nk; i++) {
+		free(ks[i].data);
+		st_launch_free(ks[i].spec);
+		free(ks[i].listing);
+		free(ks[i].cubin_path);
+		free(ks[i].launch_path);
+	}
+	free(ks);
+}
+
+/* The kernels of one training run and where the policy goes. */
+typedef struct train {
+	const char *out;
+	st_tune_opts *o;
+	tk *ks;
+	size_t nk;
+} train;
+
+static void report(const train *tr, const st_tune_result *res, int json)
+{
+	const char *reward = tr->o->reward == ST_REWARD_GPU ? "gpu" : "model";
+	cJSON *arr = json ? cJSON_CreateArray() : NULL;
+	for (size_t i = 0; i < tr->nk; i++) {
+		if (arr) {
+			cJSON *j = cJSON_CreateObject();
+			cJSON_AddStringToObject(j, "cubin", tr->ks[i].cubin_path);
+			cJSON_AddStringToObject(j, "kernel", res[i].kernel);
+			cJSON_AddNumberToObject(j, "steps", (double)res[i].steps);
+			cJSON_AddNumberToObject(j, "evals", (double)res[i].evals);
+			cJSON_AddNumberToObject(j, "rejected", (double)res[i].rejected);
+			cJSON_AddNumberToObject(j, "best_ratio", res[i].best.ratio);
+			cJSON_AddItemToArray(arr, j);
+		} else {
+			printf("%s (%s): %llu steps, %llu evaluations, %llu rejected, best %.4f\n", res[i].kernel,
+			       tr->ks[i].cubin_path, (unsigned long long)res[i].steps, (unsigned long long)res[i].evals,
+			       (unsigned long long)res[i].rejected, res[i].best.ratio);
+		}
+	}
+	if (arr) {
+		cJSON *j = cJSON_CreateObject();
+		cJSON_AddStringToObject(j, "policy", tr->out);
+		cJSON_AddStringToObject(j, "reward", reward);
+		cJSON_AddItemToObject(j, "kernels", arr);
+		st_cli_print_json(j, 0);
+		cJSON_Delete(j);
+	} else {
+		printf("wrote %s (%zu kernel%s, reward %s)\n", tr->out, tr->nk, tr->nk == 1 ? "" : "s", reward);
+	}
+}
+
+/* Trains policy over the loaded kernels, saves it to tr->out and reports. */
+static st_status train_policy(const train *tr, st_policy *policy, int quiet, int json, st_error *err)
+{
+	size_t nk = tr->nk;
+	st_tune_kernel *tks = calloc(nk, sizeof *tks);
+	st_tune_result *res = calloc(nk, sizeof *res);
+	if (!tks || !res) {
+		free(tks);
+		free(res);
+		return st_error_set(err, ST_ENOMEM, "out of memory");
+	}
+	for (size_t i = 0; i < nk; i++)
+		tks[i] = (st_tune_kernel){.cubin = tr->ks[i].data, .size = tr->ks[i].size, .name = tr->ks[i].cubin_path,
+					  .listing = tr->ks[i].listing, .launch = tr->ks[i].spec};
+	st_tcli_progress pr;
+	st_tcli_progress_start(&pr, "train", quiet, &tr->o->search);
+	st_status s = st_tune_train(tks, nk, tr->o, policy, res, err);
+	st_tcli_progress_end(&pr);
+	if (!s)
+		s = st_policy_save(policy, tr->out, err);
+	if (!s)
+		report(tr, res, json);
+	for (size_t i = 0; i < nk; i++)
+		st_tune_result_free(&res[i]);
+	free(res);
+	free(tks);
+	return s;
+}
+
 int st_cmd_train(int argc, char **argv)
 {
 	const char *out = NULL, *start = NULL, *steps_s = NULL, *budget_s = NULL, *seed_s = NULL;
@@ -177,108 +280,26 @@ int st_cmd_train(int argc, char **argv)
 	nk = srcs.n;
 	if (code < 0) /* -o must not be one of the kernels' cubins (cli_out.c) */
 		code = st_cli_check_output(argv[0], "-o", out, src, srcs.n);
+	if (code < 0)
+		code = st_tcli_search_budget(argv[0], steps_s, budget_s, seed_s, 4000, 0, &o);
 	if (code >= 0) {
 		rc = code;
 		goto done;
 	}
-	if ((code = st_tcli_search_budget(argv[0], steps_s, budget_s, seed_s, 4000, 0, &o)) >= 0) {
-		rc = code;
-		goto done;
-	}
-
-	for (size_t i = 0; i < nk; i++) {
-		tk *t = &ks[i];
-		if (is_dir[i]) {
-			if (load_dir(src[i], t, &err))
-				goto fail;
-		} else {
-			char *p = strdup(src[i]);
-			if (!p) {
-				st_error_set(&err, ST_ENOMEM, "out of memory");
-				goto fail;
-			}
-			t->cubin_path = p;
-			t->listing = sibling_listing(p);
-			if (o.reward == ST_REWARD_GPU) {
-				st_error_set(&err, ST_EINVAL, "%s: the GPU reward needs a launch spec: give a folder with "
-					     "launch.json (--launch-dir)", p);
-				goto fail;
-			}
-		}
-		if (st_read_file(t->cubin_path, &t->data, &t->size, &err) ||
-		    (t->launch_path && st_launch_load(t->launch_path, &t->spec, &err)))
+	for (size_t i = 0; i < nk; i++)
+		if (load_kernel(&ks[i], src[i], is_dir[i], o.reward, &err))
 			goto fail;
-	}
 	st_policy *policy = NULL;
 	if (start ? st_policy_load(start, &policy, &err) : st_policy_new(hidden, o.search.seed, &policy, &err))
 		goto fail;
-	st_tune_kernel *tks = calloc(nk, sizeof *tks);
-	st_tune_result *res = calloc(nk, sizeof *res);
-	if (!tks || !res) {
-		free(tks);
-		free(res);
-		st_policy_free(policy);
-		st_error_set(&err, ST_ENOMEM, "out of memory");
-		goto fail;
-	}
-	for (size_t i = 0; i < nk; i++)
-		tks[i] = (st_tune_kernel){.cubin = ks[i].data, .size = ks[i].size, .name = ks[i].cubin_path,
-					  .listing = ks[i].listing, .launch = ks[i].spec};
-	st_tcli_progress pr;
-	st_tcli_progress_start(&pr, "train", quiet, &o.search);
-	st_status s = st_tune_train(tks, nk, &o, policy, res, &err);
-	st_tcli_progress_end(&pr);
-	if (!s)
-		s = st_policy_save(policy, out, &err);
-	if (!s) {
-		cJSON *arr = json ? cJSON_CreateArray() : NULL;
-		for (size_t i = 0; i < nk; i++) {
-			if (arr) {
-				cJSON *j = cJSON_CreateObject();
-				cJSON_AddStringToObject(j, "cubin", ks[i].cubin_path);
-				cJSON_AddStringToObject(j, "kernel", res[i].kernel);
-				cJSON_AddNumberToObject(j, "steps", (double)res[i].steps);
-				cJSON_AddNumberToObject(j, "evals", (double)res[i].evals);
-				cJSON_AddNumberToObject(j, "rejected", (double)res[i].rejected);
-				cJSON_AddNumberToObject(j, "best_ratio", res[i].best.ratio);
-				cJSON_AddItemToArray(arr, j);
-			} else {
-				printf("%s (%s): %llu steps, %llu evaluations, %llu rejected, best %.4f\n", res[i].kernel,
-				       ks[i].cubin_path, (unsigned long long)res[i].steps, (unsigned long long)res[i].evals,
-				       (unsigned long long)res[i].rejected, res[i].best.ratio);
-			}
-		}
-		if (arr) {
-			cJSON *j = cJSON_CreateObject();
-			cJSON_AddStringToObject(j, "policy", out);
-			cJSON_AddStringToObject(j, "reward", o.reward == ST_REWARD_GPU ? "gpu" : "model");
-			cJSON_AddItemToObject(j, "kernels", arr);
-			st_cli_print_json(j, 0);
-			cJSON_Delete(j);
-		} else {
-			printf("wrote %s (%zu kernel%s, reward %s)\n", out, nk, nk == 1 ? "" : "s",
-			       o.reward == ST_REWARD_GPU ? "gpu" : "model");
-		}
-	}
-	for (size_t i = 0; i < nk; i++)
-		st_tune_result_free(&res[i]);
-	free(res);
-	free(tks);
+	st_status s = train_policy(&(train){.out = out, .o = &o, .ks = ks, .nk = nk}, policy, quiet, json, &err);
 	st_policy_free(policy);
-	if (s)
-		goto fail;
-	goto done;
+	if (!s)
+		goto done;
 fail:
 	rc = st_cli_fail(argv[0], &err);
 done:
-	for (size_t i = 0; i < nk; i++) {
-		free(ks[i].data);
-		st_launch_free(ks[i].spec);
-		free(ks[i].listing);
-		free(ks[i].cubin_path);
-		free(ks[i].launch_path);
-	}
-	free(ks);
+	free_kernels(ks, nk);
 	free(src);
 	free(is_dir);
 	return rc;

@@ -248,111 +248,146 @@ static st_status open_evlog(st_evlog *evl, const char *log_path, const char *cub
 	return ST_OK;
 }
 
+/* A parsed `tune` command line. */
+typedef struct tune_args {
+	const char *path, *launch_path, *kernel, *listing, *out, *sched_out, *policy_path, *log_path;
+	int json, quiet, variants, gpu;
+	st_vcli vc;
+	st_tune_opts o;
+} tune_args;
+
+/* Parses and checks the command line into a: -1 when it is good, else the exit code (the error printed). */
+static int parse_args(int argc, char **argv, tune_args *a)
+{
+	const char *families = NULL, *budget_s = NULL, *steps_s = NULL, *seed_s = NULL;
+	st_tune_opts *o = &a->o;
+	st_tune_opts_init(o);
+	st_cli_runtime_env(&o->runtime); /* $SASSTUNE_CHECK_REFERENCE */
+	const st_cli_opt opts[] = {
+		ST_OPT_FLAG("--json", &a->json), ST_OPT_FLAG("--quiet", &a->quiet),
+		ST_OPT_BIT("--wide", &o->sched_flags, ST_SCHED_WIDE),
+		ST_OPT_BIT("--no-ctrl", &o->sched_flags, ST_SCHED_NO_CTRL), ST_OPT_STR("--families", &families),
+		ST_OPT_STR("--launch", &a->launch_path), ST_OPT_STR("--kernel", &a->kernel), ST_OPT_STR("--listing", &a->listing),
+		ST_OPT_FN("--method", method_opt, &o->search), ST_OPT_FN("--reward", st_tcli_reward_opt, &o->reward),
+		ST_OPT_STR("--budget", &budget_s), ST_OPT_STR("--steps", &steps_s), ST_OPT_STR("--seed", &seed_s),
+		ST_OPT_STR("--policy", &a->policy_path), ST_OPT_STR("-o", &a->out), ST_OPT_STR("--schedule-out", &a->sched_out),
+		ST_OPT_FN("--set", set_opt, &o->search), ST_OPT_FN("--hidden", st_tcli_hidden_opt, &o->hidden),
+		ST_OPT_FLAG("--variants", &a->variants), ST_OPT_STR("--ptx", &a->vc.ptx_path),
+		ST_OPT_FN("--ptxas", st_vcli_ptxas_opt, &a->vc), ST_OPT_FN("--controls", st_vcli_controls_opt, &a->vc),
+		ST_OPT_STR("--log-evals", &a->log_path),
+		ST_OPT_FLAG("--allow-occupancy-drop", &o->allow_occupancy_drop), ST_OPT_STR("--aim", &o->aim), ST_OPT_FN("--aim-strength", aim_strength_opt, &o->aim_strength), ST_OPT_END,
+	};
+	const st_cli_need need[] = {{&a->path, "CUBIN"}, {&a->out, "-o OUT"}, {0}};
+	int code = st_cli_parse(argc, argv, &(st_cli_args){.usage = usage, .opts = opts, .file = &a->path, .need = need});
+	if (code >= 0)
+		return code;
+	if ((code = check_args(argv[0], families, a->variants && !a->vc.ptx_path, a->launch_path, o)) >= 0)
+		return code;
+	a->gpu = o->reward == ST_REWARD_GPU;
+	/* by default 300 s with the GPU, 2000 moves with the model */
+	return st_tcli_search_budget(argv[0], steps_s, budget_s, seed_s, a->gpu ? 0 : 2000, a->gpu ? 300 : 0, o);
+}
+
+/* What one tune holds (freed at the end of st_cmd_tune): the cubin (the variant's after --variants), the
+ * launch spec, the policy, the result (have_r: set) and the evaluation log. */
+typedef struct tune_run {
+	uint8_t *data;
+	size_t size;
+	st_launch *spec;
+	st_policy *policy;
+	st_tune_result r;
+	int have_r;
+	st_evlog evl;
+	char variant[320];
+} tune_run;
+
+/* The kernel the messages name: --kernel, else the launch spec's, else dflt. */
+static const char *kernel_name(const tune_args *a, const tune_run *t, const char *dflt)
+{
+	return a->kernel ? a->kernel : t->spec ? st_launch_kernel(t->spec) : dflt;
+}
+
+/* The search itself, with its progress line and its evaluation log (closed on success). */
+static st_status search(tune_args *a, tune_run *t, st_error *err)
+{
+	st_tcli_progress pr;
+	st_tcli_progress_start(&pr, kernel_name(a, t, "tune"), a->quiet, &a->o.search);
+	if (!a->quiet)
+		a->o.search.progress_every = 16;
+	st_tune_kernel k = {.cubin = t->data, .size = t->size, .name = a->path, .kernel = a->kernel,
+			    .listing = a->listing, .launch = t->spec};
+	st_status s;
+	if (a->log_path && (s = open_evlog(&t->evl, a->log_path, a->path, kernel_name(a, t, ""), &a->o, err)))
+		return s;
+	s = st_tune(&k, &a->o, t->policy, &t->r, err);
+	st_tcli_progress_end(&pr);
+	if (s) {
+		if (a->gpu && (s == ST_EDEVICE || s == ST_ENOTFOUND) && !strstr(err->msg, "no kernel named"))
+			st_error_wrap(err, "--reward gpu needs a GPU");
+		return s;
+	}
+	t->have_r = 1;
+	if (t->evl.f && (fclose(t->evl.f) != 0 || t->evl.failed)) {
+		t->evl.f = NULL;
+		return st_error_set(err, ST_EIO, "%s: writing the evaluation log failed", a->log_path);
+	}
+	t->evl.f = NULL;
+	return ST_OK;
+}
+
+static void report(const tune_args *a, const tune_run *t)
+{
+	const st_tune_result *r = &t->r;
+	/* the search's own time per step (PPO's policy work, sched's moves, bookkeeping) against the
+	 * time of one evaluation (the GPU's verify and timing, or the cost model) */
+	tune_report rep = {.method = method_names[a->o.search.method], .out = a->out, .sched_out = a->sched_out,
+			   .variant = a->variants ? t->variant : NULL, .log_path = a->log_path, .families = a->o.sched_flags,
+			   .gpu = a->gpu, .log_lines = t->evl.lines,
+			   .own_ms = r->steps ? 1e3 * (r->seconds - r->eval_seconds) / (double)r->steps : 0,
+			   .eval_ms = r->evals ? 1e3 * r->eval_seconds / (double)r->evals : 0,
+			   .ratio = r->improved ? r->best.ratio : 1.0, .lo = r->improved ? r->best.lo : 1.0,
+			   .hi = r->improved ? r->best.hi : 1.0, .orig = t->data, .orig_size = t->size, .spec = t->spec};
+	if (a->json)
+		report_json(r, &rep);
+	else
+		report_text(r, &rep);
+}
+
 int st_cmd_tune(int argc, char **argv)
 {
-	const char *families = NULL;
-	const char *path = NULL, *launch_path = NULL, *kernel = NULL, *listing = NULL, *out = NULL;
-	const char *sched_out = NULL, *policy_path = NULL, *budget_s = NULL, *steps_s = NULL, *seed_s = NULL;
-	const char *log_path = NULL;
 	for (int i = 1; i < argc; i++)
 		if (!strcmp(argv[i], "--captures"))
 			return st_cmd_tune_captures(argc, argv); /* the batch of captured launches */
-	int json = 0, quiet = 0, variants = 0;
-	st_vcli vc = {0};
-	char variant[320] = "";
-	st_tune_opts o;
-	st_tune_opts_init(&o);
-	st_cli_runtime_env(&o.runtime); /* $SASSTUNE_CHECK_REFERENCE */
+	tune_args a = {0};
+	int rc = parse_args(argc, argv, &a);
+	if (rc >= 0)
+		return rc;
+	rc = ST_EXIT_OK;
+	tune_run t = {0};
 	st_error err = {0};
-	const st_cli_opt opts[] = {
-		ST_OPT_FLAG("--json", &json), ST_OPT_FLAG("--quiet", &quiet),
-		ST_OPT_BIT("--wide", &o.sched_flags, ST_SCHED_WIDE),
-		ST_OPT_BIT("--no-ctrl", &o.sched_flags, ST_SCHED_NO_CTRL), ST_OPT_STR("--families", &families),
-		ST_OPT_STR("--launch", &launch_path), ST_OPT_STR("--kernel", &kernel), ST_OPT_STR("--listing", &listing),
-		ST_OPT_FN("--method", method_opt, &o.search), ST_OPT_FN("--reward", st_tcli_reward_opt, &o.reward),
-		ST_OPT_STR("--budget", &budget_s), ST_OPT_STR("--steps", &steps_s), ST_OPT_STR("--seed", &seed_s),
-		ST_OPT_STR("--policy", &policy_path), ST_OPT_STR("-o", &out), ST_OPT_STR("--schedule-out", &sched_out),
-		ST_OPT_FN("--set", set_opt, &o.search), ST_OPT_FN("--hidden", st_tcli_hidden_opt, &o.hidden),
-		ST_OPT_FLAG("--variants", &variants), ST_OPT_STR("--ptx", &vc.ptx_path),
-		ST_OPT_FN("--ptxas", st_vcli_ptxas_opt, &vc), ST_OPT_FN("--controls", st_vcli_controls_opt, &vc),
-		ST_OPT_STR("--log-evals", &log_path),
-		ST_OPT_FLAG("--allow-occupancy-drop", &o.allow_occupancy_drop), ST_OPT_STR("--aim", &o.aim), ST_OPT_FN("--aim-strength", aim_strength_opt, &o.aim_strength), ST_OPT_END,
-	};
-	const st_cli_need need[] = {{&path, "CUBIN"}, {&out, "-o OUT"}, {0}};
-	int code = st_cli_parse(argc, argv, &(st_cli_args){.usage = usage, .opts = opts, .file = &path, .need = need});
-	if (code >= 0)
-		return code;
-	if ((code = check_args(argv[0], families, variants && !vc.ptx_path, launch_path, &o)) >= 0)
-		return code;
-	int gpu = o.reward == ST_REWARD_GPU;
-	/* by default 300 s with the GPU, 2000 moves with the model */
-	if ((code = st_tcli_search_budget(argv[0], steps_s, budget_s, seed_s, gpu ? 0 : 2000, gpu ? 300 : 0, &o)) >= 0)
-		return code;
-
-	int rc = ST_EXIT_OK;
-	uint8_t *data = NULL;
-	size_t size = 0;
-	st_launch *spec = NULL;
-	st_policy *policy = NULL;
-	st_tune_result r = {0};
-	int have_r = 0;
-	st_evlog evl = {0};
-	if (st_read_file(path, &data, &size, &err) || (launch_path && st_launch_load(launch_path, &spec, &err)) ||
-	    (policy_path && st_policy_load(policy_path, &policy, &err)))
+	if (st_read_file(a.path, &t.data, &t.size, &err) ||
+	    (a.launch_path && st_launch_load(a.launch_path, &t.spec, &err)) ||
+	    (a.policy_path && st_policy_load(a.policy_path, &t.policy, &err)))
 		goto fail;
-	vc.quiet = quiet;
-	if (variants && (rc = st_vcli_tune_pick(argv[0], &vc, &data, &size, kernel ? kernel : spec ? st_launch_kernel(spec) : NULL,
-						spec, variant, sizeof variant)) != ST_EXIT_OK)
+	a.vc.quiet = a.quiet;
+	if (a.variants && (rc = st_vcli_tune_pick(argv[0], &a.vc, &t.data, &t.size, kernel_name(&a, &t, NULL), t.spec,
+						  t.variant, sizeof t.variant)) != ST_EXIT_OK)
 		goto done;
-	if (variants && strcmp(variant, "stock"))
-		listing = NULL; /* --listing is CUBIN's; the winner's code differs (nvdisasm reads it) */
-	st_tcli_progress pr;
-	st_tcli_progress_start(&pr, kernel ? kernel : spec ? st_launch_kernel(spec) : "tune", quiet, &o.search);
-	if (!quiet)
-		o.search.progress_every = 16;
-	st_tune_kernel k = {.cubin = data, .size = size, .name = path, .kernel = kernel, .listing = listing,
-			    .launch = spec};
-	if (log_path && open_evlog(&evl, log_path, path, kernel ? kernel : spec ? st_launch_kernel(spec) : "", &o, &err))
+	if (a.variants && strcmp(t.variant, "stock"))
+		a.listing = NULL; /* --listing is CUBIN's; the winner's code differs (nvdisasm reads it) */
+	if (search(&a, &t, &err) || st_tcli_write_result(&t.r, a.out, a.sched_out, &err))
 		goto fail;
-	st_status s = st_tune(&k, &o, policy, &r, &err);
-	st_tcli_progress_end(&pr);
-	if (s) {
-		if (gpu && (s == ST_EDEVICE || s == ST_ENOTFOUND) && !strstr(err.msg, "no kernel named"))
-			st_error_wrap(&err, "--reward gpu needs a GPU");
-		goto fail;
-	}
-	have_r = 1;
-	if (evl.f && (fclose(evl.f) != 0 || evl.failed)) {
-		evl.f = NULL;
-		st_error_set(&err, ST_EIO, "%s: writing the evaluation log failed", log_path);
-		goto fail;
-	}
-	evl.f = NULL;
-	if (st_tcli_write_result(&r, out, sched_out, &err))
-		goto fail;
-	/* the search's own time per step (PPO's policy work, sched's moves, bookkeeping) against the
-	 * time of one evaluation (the GPU's verify and timing, or the cost model) */
-	tune_report t = {.method = method_names[o.search.method], .out = out, .sched_out = sched_out,
-			 .variant = variants ? variant : NULL, .log_path = log_path, .families = o.sched_flags,
-			 .gpu = gpu, .log_lines = evl.lines,
-			 .own_ms = r.steps ? 1e3 * (r.seconds - r.eval_seconds) / (double)r.steps : 0,
-			 .eval_ms = r.evals ? 1e3 * r.eval_seconds / (double)r.evals : 0,
-			 .ratio = r.improved ? r.best.ratio : 1.0, .lo = r.improved ? r.best.lo : 1.0,
-			 .hi = r.improved ? r.best.hi : 1.0, .orig = data, .orig_size = size, .spec = spec};
-	if (json)
-		report_json(&r, &t);
-	else
-		report_text(&r, &t);
+	report(&a, &t);
 	goto done;
 fail:
 	rc = st_cli_fail(argv[0], &err);
 done:
-	if (evl.f)
-		fclose(evl.f);
-	if (have_r)
-		st_tune_result_free(&r);
-	st_policy_free(policy);
-	st_launch_free(spec);
-	free(data);
+	if (t.evl.f)
+		fclose(t.evl.f);
+	if (t.have_r)
+		st_tune_result_free(&t.r);
+	st_policy_free(t.policy);
+	st_launch_free(t.spec);
+	free(t.data);
 	return rc;
 }
