@@ -241,6 +241,19 @@ static st_status train_policy(const train *tr, st_policy *policy, int quiet, int
 	return s;
 }
 
+/* -o must not be a file a folder argument led to (its cubin, listing or launch spec): the
+ * arguments themselves were checked at parse time.  -1 when it is none of them. */
+static int output_is_no_input(const char *cmd, const char *out, const tk *ks, size_t nk)
+{
+	for (size_t i = 0; i < nk; i++) {
+		const char *in[3] = {ks[i].cubin_path, ks[i].listing, ks[i].launch_path};
+		int code = st_cli_check_output(cmd, "-o", out, in, 3);
+		if (code >= 0)
+			return code;
+	}
+	return -1;
+}
+
 int st_cmd_train(int argc, char **argv)
 {
 	const char *out = NULL, *start = NULL, *steps_s = NULL, *budget_s = NULL, *seed_s = NULL;
@@ -289,6 +302,10 @@ int st_cmd_train(int argc, char **argv)
 	for (size_t i = 0; i < nk; i++)
 		if (load_kernel(&ks[i], src[i], is_dir[i], o.reward, &err))
 			goto fail;
+	if ((code = output_is_no_input(argv[0], out, ks, nk)) >= 0) {
+		rc = code;
+		goto done;
+	}
 	st_policy *policy = NULL;
 	if (start ? st_policy_load(start, &policy, &err) : st_policy_new(hidden, o.search.seed, &policy, &err))
 		goto fail;
