@@ -8,7 +8,7 @@ cd "$(dirname "$0")/../../.."
 source test/gpu/calls/parts.sh
 export SASSTUNE_WORKER=$PWD/build-gpu/sasstune-worker
 S=build-gpu/sasstune A=test/fixtures/triton-sm90/attn_fwd_f16_bh4_n1024_d64_b128x64
-$S tune $A/sm_90.cubin --listing $A/sm_90.sass --launch $A/launch.json --budget ${BUDGET:-20s} --json --quiet \
+$S tune $A/sm_90.cubin --listing $A/sm_90.sass --launch $A/launch.json --reward gpu --budget ${BUDGET:-20s} --json --quiet \
   -o /tmp/s7e.cubin > $OUT/tune.json 2> $OUT/tune.err; echo "tune rc=$?"
 python3 -c "import json,sys; j=json.load(open(sys.argv[1])); print({k: j.get(k) for k in ('families','method','confirmed','improved','ratio','ratio_lo','ratio_hi','steps','occupancy')})" $OUT/tune.json
 [ -f /tmp/s7e.cubin ] || exit 1
