@@ -163,6 +163,16 @@ static void test_xblock_apply_undo(void **state_)
 	st_test_kernel_close(&x);
 }
 
+/* X7's fix-ups by hand for X at slot x moving out from between j-1 and j+1: the instruction
+ * before X's old slot takes X's stall, the one after takes its wait mask. */
+static void x7_fixups(const st_sass_insn *in, uint32_t j, uint32_t x, st_ctrl out[2])
+{
+	out[0] = in[j - 1].ctrl;
+	out[1] = in[j + 1].ctrl;
+	out[0].stall = (uint8_t)(out[0].stall + in[x].ctrl.stall);
+	out[1].wait |= in[x].ctrl.wait;
+}
+
 /* A copy of x's cubin with original slot j carried to slot t (the others between shift down one),
  * and control fields `ctrl` set on tuned slots `at` (n of them). */
 static st_cubin *rotated(st_test_kernel *x, uint32_t j, uint32_t t, const uint32_t *at, const st_ctrl *ctrl, int n)
@@ -223,12 +233,11 @@ static void test_xblock_hazards(void **state_)
 	 * stall fix-up the loop's back edge brings 0x1b0 -> 0x1d0 (RAW R7) too close; with X's
 	 * wait on the LDC R23 dropped (kept on the next instruction) the LDC is not waited on */
 	uint32_t j = 0x1c, t = 0x1b;
-	st_ctrl pv = in[j - 1].ctrl, nx = in[j + 1].ctrl, xc = in[j].ctrl;
-	pv.stall = (uint8_t)(pv.stall + xc.stall);
-	nx.wait |= xc.wait;
+	st_ctrl xc = in[j].ctrl, good[3];
+	x7_fixups(in, j, j, good);
 	if (xc.yield)
 		xc.reuse = 0;
-	st_ctrl good[3] = {pv, nx, xc};
+	good[2] = xc;
 	uint32_t at[3] = {j, j + 1, t};
 	st_cubin *c = rotated(&x, j, t, at, good, 3);
 	assert_int_equal(violations(&x, c), 0);
@@ -289,10 +298,8 @@ static void test_xblock_unfrozen(void **state_)
 	for (uint32_t i = 0; i < st_sched_count(s); i++)
 		assert_int_equal(st_sched_at(s, i), i);
 	/* by hand: X carried one slot further up, into A (the model's fix-ups otherwise) */
-	st_ctrl pv = in[j - 1].ctrl, nx = in[j + 1].ctrl;
-	pv.stall = (uint8_t)(pv.stall + in[X].ctrl.stall);
-	nx.wait |= in[X].ctrl.wait;
-	st_ctrl good[2] = {pv, nx};
+	st_ctrl good[2];
+	x7_fixups(in, j, X, good);
 	uint32_t at[2] = {j, j + 1};
 	c = rotated(&x, j, t - 1, at, good, 2);
 	caught(&x, c, "crossed a block boundary");
@@ -330,10 +337,8 @@ static void test_xblock_entry_path(void **state_)
 	assert_int_equal(count_kind(s, ST_MOVE_XBLOCK, NULL), 2); /* 0x230 and 0xcc0, as in the fixture */
 	st_move m = {ST_MOVE_XBLOCK, 0, j, {0}};
 	assert_int_equal(st_sched_check(s, m, NULL), ST_EILLEGAL);
-	st_ctrl pv = in[j - 1].ctrl, nx = in[j + 1].ctrl;
-	pv.stall = (uint8_t)(pv.stall + in[j].ctrl.stall);
-	nx.wait |= in[j].ctrl.wait;
-	st_ctrl fix[2] = {pv, nx};
+	st_ctrl fix[2];
+	x7_fixups(in, j, j, fix);
 	uint32_t at[2] = {j, j + 1};
 	st_cubin *c = rotated(&x, j, t, at, fix, 2);
 	caught(&x, c, "a path from the kernel's entry reaches it without passing the block before");

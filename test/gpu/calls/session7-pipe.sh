@@ -14,11 +14,7 @@
 # Device tool: carry [".deps"].  $OUT: pipe.md (the table), pipe.jsonl (one record per fixture:
 # the slots, the loops' trip counts at the launch, compare's JSON or its error), build.log.
 cd "$(dirname "$0")/../../.."
-OUT=${OUT:?run from the device tool, which sets OUT}
-T0=$(date +%s)
-source scripts/device-setup.sh >/dev/null 2>&1
-bash scripts/build-gpu.sh build-gpu "$OUT/build.log" || exit 1
-echo "built at $(( $(date +%s) - T0 ))s"
+source test/gpu/calls/parts.sh   # OUT, T0, the device set-up, build-gpu
 export SASSTUNE_WORKER=$PWD/build-gpu/sasstune-worker
 S=$PWD/build-gpu/sasstune
 W=/tmp/s7pipe; rm -rf $W; mkdir -p $W

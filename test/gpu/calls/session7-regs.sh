@@ -19,11 +19,7 @@
 # raised the count and the highest count reached of the limit, wrong, stray writes, crashes),
 # summary.txt, soundness.tgz (summaries and failing schedules), build.log.
 cd "$(dirname "$0")/../../.."
-OUT=${OUT:?run from the device tool, which sets OUT}
-T0=$(date +%s)
-source scripts/device-setup.sh >/dev/null 2>&1
-bash scripts/build-gpu.sh build-gpu "$OUT/build.log" || exit 1
-echo "built at $(( $(date +%s) - T0 ))s"
+source test/gpu/calls/parts.sh   # OUT, T0, the device set-up, build-gpu
 export SASSTUNE_WORKER=$PWD/build-gpu/sasstune-worker
 A=test/fixtures/triton-sm90/attn_fwd_f16_bh4_n1024_d64_b128x64
 mkdir -p /tmp/s7r
