@@ -47,6 +47,6 @@ else
     --steps "${STEPS:-400}" --hidden 16 --quiet -o "$OUT/tuned.cubin" --schedule-out "$OUT/tuned.json"
 fi
 step "the independent checker on the result"
-"$ST" check "$FX/sm_90.cubin" "$OUT/tuned.cubin" --listing "$FX/sm_90.sass"
+"$ST" check "$FX/sm_90.cubin" "$OUT/tuned.cubin" --listing "$FX/sm_90.sass" --launch "$FX/launch.json"
 echo
 echo "outputs in $OUT: tuned.cubin, tuned.json (replay with: sasstune rewrite CUBIN --schedule tuned.json -o OUT)"

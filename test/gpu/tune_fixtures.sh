@@ -85,7 +85,8 @@ measure() { # measure PART NAME FIXTURE CUBIN: verify + 400 pairs apart from the
   local part=$1 name=$2 fx=$3 cubin=$4
   step "$part" "$name.compare" 120 "$S" compare "$FIX/$fx/sm_90.cubin" "$cubin" --launch "$FIX/$fx/launch.json" \
     --pairs 400 --json
-  step "$part" "$name.check" 120 "$S" check "$FIX/$fx/sm_90.cubin" "$cubin" --listing "$FIX/$fx/sm_90.sass" --json
+  step "$part" "$name.check" 120 "$S" check "$FIX/$fx/sm_90.cubin" "$cubin" --listing "$FIX/$fx/sm_90.sass" \
+    --launch "$FIX/$fx/launch.json" --json
 }
 # whether the last step's JSON says improved
 last_improved() {
