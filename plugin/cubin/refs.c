@@ -69,7 +69,7 @@ static st_ref_item *add(st_refs *r, st_ref_kind kind, const char *what, long slo
 
 /* ---- .nv.info attributes ---- */
 
-typedef enum { A_SAFE, A_LIST, A_MBAR, A_IBT, A_REFUSE } attr_class;
+typedef enum { A_SAFE, A_LIST, A_MBAR, A_IBT, A_PAIRS, A_REFUSE } attr_class;
 
 static attr_class classify(unsigned attr)
 {
@@ -81,6 +81,10 @@ static attr_class classify(unsigned attr)
 		return A_MBAR;
 	case 0x34:
 		return A_IBT;
+	case 0x55:
+		/* ANNOTATIONS: (kind, instruction offset) u32 pairs; kind 1 marks the spill and fill
+		 * instructions (STL/LDL) ptxas wrote, seen whenever a kernel spills (docs/cubin.md) */
+		return A_PAIRS;
 	case 0x01: case 0x02: case 0x04: case 0x05: case 0x06: case 0x07: case 0x08: case 0x09:
 	case 0x0a: case 0x0b: case 0x0c: case 0x0d: case 0x0e: case 0x0f: case 0x10: case 0x11:
 	case 0x12: case 0x13: case 0x15: case 0x16: case 0x17: case 0x18: case 0x19: case 0x1b:
@@ -525,6 +529,13 @@ static bool scan_record_words(kctx *kc, const st_nvinfo *a, attr_class cls, cons
 				break;
 		} else if (cls == A_MBAR) {
 			step = 4;
+		} else if (cls == A_PAIRS) { /* (kind, offset): only kind 1 is understood */
+			if (t != 1) {
+				refuse(r, "attribute %s in .nv.info.%s: annotation kind %u is not understood", an, kc->kn, t);
+				break;
+			}
+			t = st_le32(a->payload + 4 * ++w);
+			step = 1;
 		}
 		if (t % 16 || t >= kc->size) {
 			refuse(r, "attribute %s in .nv.info.%s: entry 0x%x is not an instruction of .text.%s", an,
@@ -571,6 +582,10 @@ static bool scan_record(kctx *kc, const st_nvinfo *a)
 		return true;
 	}
 	size_t words = a->size / 4;
+	if (cls == A_PAIRS && words % 2) {
+		refuse(r, "attribute %s in .nv.info.%s: size %zu is not a multiple of 8", an, kn, a->size);
+		return true;
+	}
 	if (cls == A_MBAR && words % 4) {
 		refuse(r, "attribute %s in .nv.info.%s: size %zu is not a multiple of 16", an, kn, a->size);
 		return true;
