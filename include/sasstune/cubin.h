@@ -145,8 +145,10 @@ st_status st_cubin_set_word(st_cubin *c, size_t k, size_t slot, const uint8_t wo
 /* Kernel k's register count (its one EIATTR_REGCOUNT record; 0 when there is none or several) and
  * static shared memory (.nv.shared.<kernel> size, 0 without).  set_regcount writes the record
  * (1..255; refused unless there is exactly one, the kernel's EIATTR_MAXREG_COUNT allows the count
- * and sh_info keeps no count; plugin/cubin/regcount.c). */
+ * and sh_info keeps no count; plugin/cubin/regcount.c).  maxregs: the most set_regcount accepts
+ * (the kernel's EIATTR_MAXREG_COUNT, 255 without one). */
 unsigned st_cubin_regcount(const st_cubin *c, size_t k);
+unsigned st_cubin_maxregs(const st_cubin *c, size_t k);
 size_t st_cubin_static_shared(const st_cubin *c, size_t k);
 st_status st_cubin_set_regcount(st_cubin *c, size_t k, unsigned regs, st_error *err);
 

@@ -16,7 +16,7 @@
  * rename_enc.c, check_rename.c, rename_internal.h, rename_regs.c, check_regs.c, occupancy.c; plugin/sass:
  * latency.c, latency_tables.c, and since version 5 the operand decode operands.c, groups.c).  test_legality_version fails when those files change and
  * its recorded hash does not. */
-#define ST_LEGALITY_VERSION 6
+#define ST_LEGALITY_VERSION 7
 
 typedef struct st_sched st_sched;
 enum { ST_SCHED_WIDE = 1, ST_SCHED_NO_CTRL = 2, /* any non-fence insn may move; no control-code moves */
@@ -71,7 +71,7 @@ const st_sass_kernel *st_sched_kernel(const st_sched *s);
 
 /* Raising the register count (rename family, docs/sched.md "Raising the register count"): renames may
  * take targets that need up to `limit` registers (the kernel's count..255, before any move; the
- * caller picks it with its occupancy rule, occupancy.h); ST_EINVAL without the rename family or
+ * caller picks it with its occupancy rule, occupancy.h; lowered to the kernel's EIATTR_MAXREG_COUNT); ST_EINVAL without the rename family or
  * the kernel's count (st_sched_new got no cubin).  st_sched_regcount: the count the state needs
  * now (the kernel's unless a rename went above it; 0 unknown); materialising writes it.
  * st_sched_set_banks: rename targets avoid register-bank conflicts of `banks` banks (2, the

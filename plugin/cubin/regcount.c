@@ -43,6 +43,17 @@ size_t st_cubin_static_shared(const st_cubin *c, size_t k)
 	return 0;
 }
 
+unsigned st_cubin_maxregs(const st_cubin *c, size_t k)
+{
+	unsigned most = 255;
+	for (size_t i = 0; i < st_cubin_nvinfo_count(c); i++) {
+		const st_nvinfo *m = st_cubin_nvinfo(c, i);
+		if (m->attr == EIATTR_MAXREG_COUNT && m->format == 3 && m->kernel == k && m->value < most)
+			most = m->value;
+	}
+	return most;
+}
+
 st_status st_cubin_set_regcount(st_cubin *c, size_t k, unsigned regs, st_error *err)
 {
 	const st_kernel_info *ki = st_cubin_kernel(c, k);

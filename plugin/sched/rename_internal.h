@@ -19,8 +19,9 @@ struct sc_rename {
 	bool ok;                /* the kernel allows renaming at all (N1) */
 	/* register count (rename_regs.c): the kernel's (EIATTR_REGCOUNT; 0 unknown), the registers it
 	 * counts above rmax (kept above every target: reserve), the highest count a raise may reach
-	 * (count: none), the register banks the target choice avoids (0: the lowest free) */
-	unsigned count, reserve, limit, banks;
+	 * (count: none), the register banks the target choice avoids (0: the lowest free), and the
+	 * most the cubin accepts (EIATTR_MAXREG_COUNT: a spilling kernel's ptxas cap; 255 without) */
+	unsigned count, reserve, limit, banks, ceiling;
 	rn_chg *chg;
 	rn_ctl *ctl;
 	rn_rec *rec;

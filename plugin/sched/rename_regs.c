@@ -5,7 +5,9 @@
  * limit the caller allowed (st_sched_set_reglimit: the caller's occupancy rule picks it).  Without
  * a raise the limit is the kernel's count, which is the original rule v < rmax.  The state's
  * count is the larger of the kernel's and what its highest named register needs; materialising
- * writes it (st_cubin_set_regcount), schedules record it ({"regcount": N}). */
+ * writes it (st_cubin_set_regcount), schedules record it ({"regcount": N}).  A limit above the
+ * kernel's EIATTR_MAXREG_COUNT (ptxas writes one when --maxrregcount made it spill) is lowered to
+ * it: the cubin cannot hold a larger count. */
 #include "rename_internal.h"
 
 #include <string.h>
@@ -16,6 +18,7 @@ void rn_count_prepare(sc_rename *r, const st_sass_kernel *k, const st_cubin *c)
 	unsigned n = ki != ST_CUBIN_NONE ? st_cubin_regcount(c, ki) : 0;
 	r->banks = 2;
 	r->count = r->reserve = 0;
+	r->ceiling = ki != ST_CUBIN_NONE ? st_cubin_maxregs(c, ki) : 255;
 	if (n && n >= r->rmax && n <= 255) {
 		r->count = n;
 		r->reserve = n - r->rmax;
@@ -53,7 +56,7 @@ st_status st_sched_set_reglimit(st_sched *s, unsigned limit, st_error *err)
 	if (limit < r->count || limit > 255 || s->nmoves)
 		return st_error_set(err, ST_EINVAL, "sched: %s: register limit %u: outside %u..255, or moves applied already",
 				    st_sass_name(s->m.k), limit, r->count);
-	r->limit = limit;
+	r->limit = limit < r->ceiling ? limit : r->ceiling < r->count ? r->count : r->ceiling; /* the cubin's cap */
 	sc_refresh_all(s);
 	return ST_OK;
 }

@@ -28,8 +28,8 @@ static const char *const rule_files[] = {
 	"plugin/sass/latency_tables.c", "plugin/sass/operands.c", "plugin/sass/groups.c",
 };
 
-#define RECORDED_VERSION 6
-#define RECORDED_HASH "f18ef1c45ec94c1dc04c11cab6a637843a6f3035b943f7ea7390321389ab6794"
+#define RECORDED_VERSION 7
+#define RECORDED_HASH "e1ccc8efc7cc2022864423b14ff56d91cf526de9c6f370caf4821ccfb39d9277"
 
 /* SHA-256 over "<path>\n<SHA-256 of the file>\n" for each file, in order. */
 static void rules_hash(char out[65])

@@ -121,6 +121,39 @@ static void test_raise_walks(void **state_)
 	st_test_kernel_close(&x);
 }
 
+/* A kernel that spills (test/fixtures/spill: --maxrregcount 96, so EIATTR_MAXREG_COUNT 96): a
+ * limit above it is lowered to it, the state's count never passes it and every walk with renames
+ * materialises (st_cubin_set_regcount refuses a count above the cap) and passes the checker. */
+static void test_raise_capped(void **state_)
+{
+	(void)state_;
+	st_test_kernel x;
+	st_error err = {0};
+	st_test_kernel_open(&x, "spill", "attn_spill");
+	assert_int_equal(st_cubin_maxregs(x.c, 0), 96);
+	unsigned count = st_cubin_regcount(x.c, 0);
+	assert_true(count <= 96);
+	for (unsigned w = 0; w < 4; w++) {
+		st_sched *s = st_test_sched_new(&x, ST_SCHED_WIDE | ST_SCHED_RENAME);
+		assert_int_equal(st_sched_set_reglimit(s, 255, &err), ST_OK);
+		for (unsigned t = 0; t < 32 && st_sched_move_count(s); t++) {
+			st_move r = rename_at_least(s, 0);
+			st_move m = r.slot != UINT32_MAX ? r : st_sched_move(s, (size_t)(st_test_xorshift(&rng) % st_sched_move_count(s)));
+			assert_int_equal(st_sched_apply(s, m, &err), ST_OK);
+		}
+		assert_true(st_sched_regcount(s) <= 96);
+		st_cubin *t = st_test_cubin_copy(x.c);
+		if (st_sched_to_cubin(s, t, 0, &err))
+			fail_msg("walk %u: %s", w, err.msg);
+		size_t bad = 0;
+		if (st_check_kernel(x.c, t, x.name, &x.o, st_test_print_violation, NULL, &bad, &err))
+			fail_msg("walk %u: %s", w, err.msg);
+		st_cubin_free(t);
+		st_sched_free(s);
+	}
+	st_test_kernel_close(&x);
+}
+
 /* Hand-made hazards the checker catches: a register above the count (the rename written, the
  * count not raised), a count lowered, a raise that lowers the resident blocks (layernorm: 32
  * registers, 256 threads: 8 blocks; 40 registers: 6), a raise with the block size unknown. */
@@ -217,6 +250,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_raise),
 		cmocka_unit_test(test_raise_walks),
+		cmocka_unit_test(test_raise_capped),
 		cmocka_unit_test(test_checker_rules),
 		cmocka_unit_test(test_banks),
 	};

@@ -8,7 +8,9 @@ negative one made under legality rules 0 (layernorm_kernel: stale).  current-var
 compile-variants stage (the optional key fields variants and ptxas_options): a tuned one made from a
 ptxas 13.5 variant (matmul_kernel) and a negative one (swiglu_kernel: variants chose stock, nothing
 beat it).  The key is computed as plugin/cache/cache_key.c does; `sasstune cache list` refuses an
-entry whose key is wrong.
+entry whose key is wrong.  The key holds the legality version, so after a bump the keys change:
+the script prints each kernel's key; the lit tests name entries by its first 4 hex digits
+(negative.test: softmax, add; show-variant.test: matmul, swiglu) and list them in key order.
 """
 import hashlib
 import re
@@ -67,14 +69,14 @@ def entry(kernel, legality, date, method, budget, negative=None, tuned=None, out
 if __name__ == "__main__":
     shutil.rmtree(os.path.dirname(OUT), ignore_errors=True)
     shutil.rmtree(os.path.dirname(OUT_VARIANT), ignore_errors=True)
-    print(entry("add_kernel", LEGALITY, "2026-11-30T10:00:00Z", "ppo", "5m", tuned=bytes(range(64))))
-    print(entry("softmax_kernel", LEGALITY, "2026-12-01T10:00:00Z", "ppo", "10s",
+    print("add_kernel", entry("add_kernel", LEGALITY, "2026-11-30T10:00:00Z", "ppo", "5m", tuned=bytes(range(64))))
+    print("softmax_kernel", entry("softmax_kernel", LEGALITY, "2026-12-01T10:00:00Z", "ppo", "10s",
                 negative={"best_ratio": 0.9987, "why": "no schedule passed confirmation (200 pairs, 95 % interval "
                           "above 1.005); input kept"}))
-    print(entry("layernorm_kernel", "0", "2026-10-01T10:00:00Z", "ppo", "10s",
+    print("layernorm_kernel", entry("layernorm_kernel", "0", "2026-10-01T10:00:00Z", "ppo", "10s",
                 negative={"best_ratio": 1.001, "why": "made under older rules"}))
-    print(entry("matmul_kernel", LEGALITY, "2026-12-01T11:00:00Z", "ppo", "5m", tuned=bytes(range(1, 65)),
+    print("matmul_kernel", entry("matmul_kernel", LEGALITY, "2026-12-01T11:00:00Z", "ppo", "5m", tuned=bytes(range(1, 65)),
                 out=OUT_VARIANT, variants=(VSET, VOPTS),
                 variant={"ptxas_version": "13.5.37", "options": "--register-usage-level 0"}))
-    print(entry("swiglu_kernel", LEGALITY, "2026-12-01T12:00:00Z", "ppo", "5m", out=OUT_VARIANT, variants=(VSET, VOPTS),
+    print("swiglu_kernel", entry("swiglu_kernel", LEGALITY, "2026-12-01T12:00:00Z", "ppo", "5m", out=OUT_VARIANT, variants=(VSET, VOPTS),
                 negative={"best_ratio": 0.9991, "why": "variants chose stock; no schedule passed confirmation"}))
