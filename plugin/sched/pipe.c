@@ -128,6 +128,8 @@ bool pp_loop_at(const pp_kern *x, uint32_t b, pp_loop *L, pp_why *why)
 	L->h = b - 1;
 	uint32_t hc;
 	st_sass_block(x->k, L->h, &L->hfirst, &hc, succ);
+	if (br->guard < 0 && count == 1)
+		return false; /* the self-branch after the last EXIT */
 	if (br->guard < 0 || br->guard_file != ST_RF_P || strchr(br->operands, ','))
 		return refuse(why, "P1", br->offset, "the back branch is not guarded by a P register");
 	L->pe = br->guard;
@@ -258,9 +260,9 @@ static bool input_reg(const pp_kern *x, const pp_loop *L, pp_group *g, uint32_t 
 	int64_t lw = last_writer(x, L->first, m, f, r);
 	if (nw == 0 || (lw >= 0 && pp_is_feeder(g, (uint32_t)lw)))
 		return true;
-	if (nw == 1 && lw < 0) {
+	if (nw == 1 && lw < 0) { /* the writer after m: fixed latency (a variable-latency one would need a new wait) */
 		int64_t u = last_writer(x, m, L->bra + 1, f, r);
-		if (u >= 0 && !pp_is_member(g, (uint32_t)u))
+		if (u >= 0 && !pp_is_member(g, (uint32_t)u) && !(x->in[u].flags & ST_F_VARLAT))
 			return true;
 	}
 	char name[16];
@@ -318,6 +320,17 @@ static bool guard_ok(const pp_kern *x, const pp_loop *L, const pp_group *g, uint
 	return true;
 }
 
+/* y reads (f, r) only as its guard (read at issue: the timing keeps 30 cycles, pipe_timing.c). */
+static bool only_guard(const st_sass_insn *y, unsigned f, unsigned r)
+{
+	if (f != ST_RF_P || y->guard_file != ST_RF_P || y->guard != (int)r)
+		return false;
+	for (unsigned u = 0; u < y->nuses; u++)
+		if (y->uses[u].file == f && y->uses[u].index == r && y->uses[u].slot != ST_SLOT_G)
+			return false;
+	return true;
+}
+
 /* Register (f, r), written by the group, breaks P4; *at gets the offset of the culprit. */
 static const char *interferes(const pp_kern *x, const pp_loop *L, const pp_group *g, unsigned f, unsigned r,
 			      uint32_t *at)
@@ -332,8 +345,9 @@ static const char *interferes(const pp_kern *x, const pp_loop *L, const pp_group
 			return "is read at 0x%x before the last load";
 		if (j <= g->p && writes(y, f, r))
 			return "is written at 0x%x before the last load";
-		if (j > g->p && (y->flags & ST_F_VARLAT) && reads(y, f, r))
-			return "is read at 0x%x by a variable-latency instruction";
+		if (j > g->p && (y->flags & ST_F_VARLAT) && y->ctrl.rbar != ST_SB_NONE && reads(y, f, r) &&
+		    !only_guard(y, f, r))
+			return "is read at 0x%x by an instruction with a read scoreboard (the group would need its wait)";
 	}
 	*at = x->in[L->bra].offset;
 	if (reads(&x->in[L->bra], f, r))

@@ -8,8 +8,8 @@
 
 #define PP_SUBSET_LOADS 12 /* loads of a loop the subset search looks at */
 
-static st_status open_kernel(const st_cubin *c, const char *kernel, const st_sass_opts *o, st_sass_kernel **k,
-			     pp_kern *x, st_error *err)
+st_status pp_open(const st_cubin *c, const char *kernel, const st_sass_opts *o, st_sass_kernel **k, pp_kern *x,
+		  st_error *err)
 {
 	size_t ki = kernel ? st_cubin_find_kernel(c, kernel) : (st_cubin_kernel_count(c) == 1 ? 0 : ST_CUBIN_NONE);
 	if (ki == ST_CUBIN_NONE)
@@ -38,7 +38,13 @@ static void to_cand(const pp_kern *x, const pp_loop *L, const pp_group *g, st_pi
 	c->pred_to = g->pred_to;
 }
 
-/* The largest legal subset of loads[0..n) with more than one load (first found in order), or 0. */
+static bool fits(const pp_kern *x, const pp_group *g)
+{
+	return !x->c || g->nmem + g->nfeed <= st_cubin_insertable(x->c, x->ki);
+}
+
+/* The largest legal subset of loads[0..n) with more than one load whose peel fits the padding (the first
+ * found in mask order), or 0. */
 static uint32_t largest(const pp_kern *x, const pp_loop *L, const uint32_t *loads, size_t n, pp_group *g)
 {
 	uint32_t best = 0;
@@ -53,7 +59,7 @@ static uint32_t largest(const pp_kern *x, const pp_loop *L, const uint32_t *load
 			if (mask >> i & 1)
 				sel[k++] = loads[i];
 		pp_group t;
-		if (pp_group_build(x, L, sel, k, &t, NULL)) {
+		if (pp_group_build(x, L, sel, k, &t, NULL) && fits(x, &t)) {
 			best = mask;
 			bestn = pc;
 			*g = t;
@@ -76,11 +82,6 @@ static st_status push(st_pipe_cand **v, size_t *n, size_t *cap, const st_pipe_ca
 	return ST_OK;
 }
 
-static bool fits(const pp_kern *x, const pp_group *g)
-{
-	return !x->c || g->nmem + g->nfeed <= st_cubin_insertable(x->c, x->ki);
-}
-
 static st_status loop_cands(const pp_kern *x, const pp_loop *L, st_pipe_cand **v, size_t *n, size_t *cap,
 			    st_error *err)
 {
@@ -94,7 +95,7 @@ static st_status loop_cands(const pp_kern *x, const pp_loop *L, st_pipe_cand **v
 			to_cand(x, L, &g, &c);
 			rc = push(v, n, cap, &c, err);
 		}
-	if (!rc && largest(x, L, loads, nl, &g) && fits(x, &g)) {
+	if (!rc && largest(x, L, loads, nl, &g)) {
 		to_cand(x, L, &g, &c);
 		rc = push(v, n, cap, &c, err);
 	}
@@ -108,7 +109,7 @@ st_status st_pipe_find(const st_cubin *c, const char *kernel, const st_sass_opts
 	*n = 0;
 	st_sass_kernel *k;
 	pp_kern x;
-	st_status rc = open_kernel(c, kernel, o, &k, &x, err);
+	st_status rc = pp_open(c, kernel, o, &k, &x, err);
 	if (rc)
 		return rc;
 	size_t cap = 0;
@@ -148,7 +149,7 @@ st_status st_pipe_explain(const st_cubin *c, const char *kernel, const st_sass_o
 {
 	st_sass_kernel *k;
 	pp_kern x;
-	st_status rc = open_kernel(c, kernel, o, &k, &x, err);
+	st_status rc = pp_open(c, kernel, o, &k, &x, err);
 	if (rc)
 		return rc;
 	for (uint32_t b = 0; b < x.nb; b++) {

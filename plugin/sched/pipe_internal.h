@@ -28,6 +28,9 @@ typedef struct pp_kern {
 } pp_kern;
 st_status pp_kern_init(pp_kern *x, const st_sass_kernel *k, const st_cubin *c, size_t ki, st_error *err);
 void pp_kern_free(pp_kern *x);
+/* Decode kernel `kernel` of c (NULL: its only kernel) and pp_kern_init it (pipe_find.c). */
+st_status pp_open(const st_cubin *c, const char *kernel, const st_sass_opts *o, st_sass_kernel **k, pp_kern *x,
+		  st_error *err);
 
 /* A loop block B (instructions first..bra, bra = the back branch) with H = block b - 1. */
 typedef struct pp_loop {
