@@ -1,6 +1,8 @@
 /* Unit tests of the pipe family (family 3 form 1, plugin/sched/pipe*.c, docs/pipeline.md "Form 1:
- * rotation"): the candidates on the layernorm fixtures, a refusal per rule on hand-made hazards,
- * the predicate-field encoder checked through the decoder, and the rewrite re-decoded. */
+ * rotation"): the candidates and refusals on the layernorm fixtures (both ptxas versions) and the bench
+ * layernorm, a refusal for each rule the fixtures lack from hand-made hazards (decoded code buffers),
+ * the predicate fields against every ISETP nvdisasm printed in the fixtures, and the rewrite: words,
+ * order, peel, guards, and (with Triton's nvdisasm, ST_TRITON_BIN) the re-decoded code and its stalls. */
 #include "testutil.h"
 #include "sasstune/pipe.h"
 #include "sched/pipe_internal.h"
@@ -10,59 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
-static void print_cands(const st_pipe_cand *c, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		char buf[256];
-		st_pipe_describe(&c[i], buf, sizeof buf);
-		printf("  %s\n", buf);
-	}
-}
+static const char *const twins[] = {"triton-sm90", "triton-sm90-ptxas13.5"};
 
-static void why_print(void *ctx, uint32_t off, const char *rule, const char *msg)
-{
-	(void)ctx;
-	printf("  0x%x %s: %s\n", off, rule, msg);
-}
-
-/* A fixture's kernel; dir "bench": test/fixtures/bench/FX.sm_90.cubin and .sass. */
-static void open_fx(st_test_kernel *x, const char *dir, const char *fx)
-{
-	if (strcmp(dir, "bench")) {
-		st_test_kernel_open(x, dir, fx);
-		return;
-	}
-	memset(x, 0, sizeof *x);
-	char rel[256];
-	st_error err;
-	snprintf(rel, sizeof rel, "bench/%s.sm_90.cubin", fx);
-	char *path = st_test_fixture(rel);
-	assert_int_equal(st_cubin_open_file(path, &x->c, &err), ST_OK);
-	free(path);
-	x->name = st_cubin_kernel(x->c, 0)->name;
-	snprintf(rel, sizeof rel, "bench/%s.sm_90.sass", fx);
-	x->listing = st_test_fixture(rel);
-	x->o.listing = x->listing;
-	assert_int_equal(st_sass_decode(x->c, x->name, &x->o, &x->k, &err), ST_OK);
-}
-
-static void show(const char *dir, const char *fx)
-{
-	st_test_kernel x;
-	printf("%s/%s\n", dir, fx);
-	open_fx(&x, dir, fx);
-	st_error err;
-	st_pipe_cand *c;
-	size_t n;
-	assert_int_equal(st_pipe_find(x.c, x.name, &x.o, &c, &n, &err), ST_OK);
-	print_cands(c, n);
-	assert_int_equal(st_pipe_explain(x.c, x.name, &x.o, why_print, NULL, &err), ST_OK);
-	st_pipe_cands_free(c);
-	st_test_kernel_close(&x);
-}
-
-/* The layernorm fixture with the LDS at 0xa80 unguarded (cubin and listing), so that R14 is dead on
- * loop 0x1b0's exit: the fixture as it is has no candidate (its guarded LDS keeps R14 live, P4). */
 static char *read_text(const char *path)
 {
 	FILE *f = fopen(path, "rb");
@@ -88,6 +39,31 @@ static void patch_text(char *text, const char *from, const char *to)
 	memcpy(p, to, strlen(to));
 }
 
+/* Refusals collected by st_pipe_explain. */
+typedef struct whys { size_t n; uint32_t off[64]; char rule[64][4]; char msg[64][192]; } whys;
+static void collect(void *ctx, uint32_t off, const char *rule, const char *msg)
+{
+	whys *w = ctx;
+	if (w->n == 64)
+		return;
+	w->off[w->n] = off;
+	snprintf(w->rule[w->n], sizeof w->rule[0], "%s", rule);
+	snprintf(w->msg[w->n], sizeof w->msg[0], "%s", msg);
+	w->n++;
+}
+static const char *why_at(const whys *w, uint32_t off, const char **msg)
+{
+	for (size_t i = 0; i < w->n; i++)
+		if (w->off[i] == off) {
+			*msg = w->msg[i];
+			return w->rule[i];
+		}
+	return NULL;
+}
+
+/* The fixture with the LDS at 0xa80 unguarded (cubin and listing), so that R14 is dead on loop 0x1b0's
+ * exit: as compiled, its `@!P2 LDS R14` leaves R14's old value to the SHFL after it, which keeps R14
+ * live out of the loop (P4) and leaves the fixture without a candidate. */
 static void open_patched(st_test_kernel *x, const char *dir, char path[64])
 {
 	st_test_kernel_open(x, dir, "layernorm_f16_1024x1024");
@@ -114,51 +90,182 @@ static void open_patched(st_test_kernel *x, const char *dir, char path[64])
 	assert_int_equal(st_sass_decode(x->c, x->name, &x->o, &x->k, &err), ST_OK);
 }
 
+/* As compiled: no candidate; each load of loop 0x1b0 refused for P4, the normalising loop for P1. */
+static void find_fixtures(void **state)
+{
+	(void)state;
+	for (size_t t = 0; t < 2; t++) {
+		st_test_kernel x;
+		st_test_kernel_open(&x, twins[t], "layernorm_f16_1024x1024");
+		st_error err;
+		st_pipe_cand *c;
+		size_t n;
+		assert_int_equal(st_pipe_find(x.c, x.name, &x.o, &c, &n, &err), ST_OK);
+		assert_int_equal(n, 0);
+		st_pipe_cands_free(c);
+		whys w = {0};
+		assert_int_equal(st_pipe_explain(x.c, x.name, &x.o, collect, &w, &err), ST_OK);
+		const char *msg;
+		assert_string_equal(why_at(&w, 0x210, &msg), "P4");
+		assert_string_equal(msg, "R14 written by the group is live on the loop's exit edge (0x560)");
+		assert_string_equal(why_at(&w, 0x2d0, &msg), "P4"); /* P4 (the predicate) written at 0x290 */
+		assert_string_equal(why_at(&w, 0x350, &msg), "P4"); /* P3 written at 0x1d0 (then R17, read at 0x330) */
+		assert_string_equal(why_at(&w, 0xce0, &msg), "P6"); /* the variance loop: no free predicate */
+		assert_string_equal(why_at(&w, 0x1ce0, &msg), "P1"); /* the normalising loop stores */
+		assert_non_null(strstr(msg, "STG"));
+		st_test_kernel_close(&x);
+	}
+}
+
+/* With R14 dead on the exit: load 0x210 alone, P2 renamed to P5 (P2 is the back branch's predicate);
+ * 0x210, 0x2d0 and 0x2f0 together are legal too (P2 renamed) but their peel (18 members and the feeder
+ * MOV R5, R23) is larger than the padding (13 slots): not listed. */
 static void find_patched(void **state)
 {
 	(void)state;
-	st_test_kernel x;
-	char path[64];
-	open_patched(&x, "triton-sm90", path);
-	st_error err;
-	st_pipe_cand *c;
-	size_t n;
-	assert_int_equal(st_pipe_find(x.c, x.name, &x.o, &c, &n, &err), ST_OK);
-	print_cands(c, n);
-	assert_int_equal(st_pipe_explain(x.c, x.name, &x.o, why_print, NULL, &err), ST_OK);
-	{
+	for (size_t t = 0; t < 2; t++) {
+		st_test_kernel x;
+		char path[64];
+		open_patched(&x, twins[t], path);
+		st_error err;
+		st_pipe_cand *c;
+		size_t n;
+		assert_int_equal(st_pipe_find(x.c, x.name, &x.o, &c, &n, &err), ST_OK);
+		assert_int_equal(n, 1);
+		assert_int_equal(c[0].header, 0x1b0);
+		assert_int_equal(c[0].nloads, 1);
+		assert_int_equal(c[0].loads[0], 0x210);
+		assert_int_equal(c[0].nmembers, 6);
+		assert_int_equal(c[0].npeel, 7);
+		assert_int_equal(c[0].pred_from, 2);
+		assert_int_equal(c[0].pred_to, 5);
+		char buf[128];
+		st_pipe_describe(&c[0], buf, sizeof buf);
+		assert_string_equal(buf, "loop 0x1b0: 1 load 0x210, 6 members, 7 peeled, P2 -> P5");
+		st_pipe_cands_free(c);
 		pp_kern k;
 		pp_loop L;
 		pp_group g;
 		pp_why why;
 		assert_int_equal(pp_kern_init(&k, x.k, x.c, 0, &err), ST_OK);
 		assert_true(pp_loop_at(&k, st_sass_at(x.k, 0x1b0)->block, &L, &why));
-		uint32_t loads[3] = {0x210 / 16, 0x2d0 / 16, 0x2f0 / 16};
-		bool ok = pp_group_build(&k, &L, loads, 3, &g, &why);
-		printf("triple: %d %s 0x%x %s\n", ok, ok ? "" : why.rule, ok ? 0 : why.off, ok ? "" : why.msg);
+		assert_int_equal(L.pe, 2);
+		assert_int_equal(L.pe_neg, 1);
+		assert_int_equal(k.in[L.e].offset, 0x3e0);
+		uint32_t three[3] = {0x210 / 16, 0x2d0 / 16, 0x2f0 / 16}, last = 0x350 / 16;
+		assert_true(pp_group_build(&k, &L, three, 3, &g, &why));
+		assert_int_equal(g.nmem, 18);
+		assert_int_equal(g.nfeed, 1);
+		assert_int_equal(k.in[g.feed[0]].offset, 0x1c0);
+		assert_int_equal(g.pred_from, 2);
+		assert_int_equal(g.pred_to, 5);
+		assert_true(g.nmem + g.nfeed > st_cubin_insertable(x.c, 0));
+		assert_false(pp_group_build(&k, &L, &last, 1, &g, &why));
+		assert_string_equal(why.rule, "P4");
 		pp_kern_free(&k);
+		unlink(path);
+		st_test_kernel_close(&x);
 	}
-	st_status rc = st_pipe_apply(x.c, x.name, &x.o, c, n, &err);
-	printf("apply: %d %s\n", rc, rc ? err.msg : "");
-	st_cubin_write_file(x.c, "/tmp/pipe8-applied.cubin", &err);
-	st_pipe_cands_free(c);
-	unlink(path);
-	st_test_kernel_close(&x);
 }
 
-static void find_layernorm(void **state)
+/* Words a and b agree outside the control fields (bits 105..124). */
+static void same_but_ctrl(const uint8_t *a, const uint8_t *b, uint32_t slot)
+{
+	uint8_t x[16], y[16];
+	memcpy(x, a, 16);
+	memcpy(y, b, 16);
+	x[13] &= 0x01; /* bits 105..111 */
+	y[13] &= 0x01;
+	x[14] = y[14] = 0;
+	x[15] &= 0xe0; /* bits 120..124 */
+	y[15] &= 0xe0;
+	if (memcmp(x, y, 16))
+		fail_msg("slot 0x%x: the word changed outside the control fields", 16 * slot);
+}
+
+static unsigned opcode_of(const uint8_t *w) { return (unsigned)w[0] | (unsigned)(w[1] & 0xf) << 8; }
+
+/* The rewritten code of loop 0x1b0, load 0x210, word by word: H unchanged but for control fields; the
+ * peel of 0x1b0..0x210 at 0x1b0 (ISETP into P5, @!P5 LDG); B's 54 other instructions in order from
+ * 0x220, then the 6 members with ISETP.GE.OR P5, PT, R7, R5, P2 and @!P5 LDG, then the back branch;
+ * everything after B moved down 7 slots, unchanged but for control fields and branch immediates. */
+static void check_words(const uint8_t *o, size_t osize, const uint8_t *c, size_t csize)
+{
+	static const uint32_t mem[] = {0x1b0, 0x1d0, 0x1e0, 0x1f0, 0x200, 0x210};
+	assert_int_equal(csize, osize);
+	for (uint32_t j = 0; j < 0x1b0 / 16; j++)
+		if (opcode_of(o + 16 * j) != 0x947) /* branches: immediates patched */
+			same_but_ctrl(o + 16 * j, c + 16 * j, j);
+	for (uint32_t t = 0; t < 7; t++) {
+		uint32_t i = 0x1b0 / 16 + t;
+		uint8_t want[16];
+		memcpy(want, o + 16 * i, 16);
+		if (16 * i == 0x1e0)
+			pp_isetp_set(want, 5, PP_OP_AND, -1, 0);
+		if (16 * i == 0x210)
+			pp_guard_set(want, 5, 1);
+		same_but_ctrl(want, c + 16 * (0x1b0 / 16 + t), 0x1b0 / 16 + t);
+	}
+	uint32_t j = 0x1b0 / 16 + 7;
+	for (uint32_t i = 0x1b0 / 16; i < 0x560 / 16; i++) {
+		bool m = false;
+		for (size_t k = 0; k < 6; k++)
+			m |= mem[k] == 16 * i;
+		if (!m)
+			same_but_ctrl(o + 16 * i, c + 16 * j, j), j++;
+	}
+	for (size_t k = 0; k < 6; k++, j++) {
+		uint8_t want[16];
+		memcpy(want, o + mem[k], 16);
+		if (mem[k] == 0x1e0) {
+			int neg;
+			assert_int_equal(pp_isetp_op(c + 16 * j), PP_OP_OR);
+			assert_int_equal(pp_isetp_dst(c + 16 * j), 5);
+			assert_int_equal(pp_isetp_pc(c + 16 * j, &neg), 2);
+			assert_int_equal(neg, 0);
+			pp_isetp_set(want, 5, PP_OP_OR, 2, 0);
+		}
+		if (mem[k] == 0x210)
+			pp_guard_set(want, 5, 1);
+		same_but_ctrl(want, c + 16 * j, j);
+	}
+	assert_int_equal(opcode_of(c + 16 * j), 0x947); /* the back branch */
+	for (uint32_t i = 0x570 / 16; i < osize / 16 - 7; i++)
+		if (opcode_of(o + 16 * i) != 0x947)
+			same_but_ctrl(o + 16 * i, c + 16 * (i + 7), i + 7);
+}
+
+static void apply_patched(void **state)
 {
 	(void)state;
-	show("triton-sm90", "layernorm_f16_1024x1024");
-	show("triton-sm90-ptxas13.5", "layernorm_f16_1024x1024");
-	show("bench", "layernorm");
+	for (size_t t = 0; t < 2; t++) {
+		st_test_kernel x;
+		char path[64];
+		open_patched(&x, twins[t], path);
+		st_error err;
+		st_pipe_cand *c;
+		size_t n, osize, csize;
+		assert_int_equal(st_pipe_find(x.c, x.name, &x.o, &c, &n, &err), ST_OK);
+		st_cubin *orig = st_test_cubin_copy(x.c);
+		size_t pad = st_cubin_insertable(x.c, 0);
+		if (st_pipe_apply(x.c, x.name, &x.o, c, n, &err))
+			fail_msg("%s", err.msg);
+		assert_int_equal(st_cubin_insertable(x.c, 0), pad - 7);
+		const uint8_t *ocode = st_cubin_code(orig, 0, &osize), *ccode = st_cubin_code(x.c, 0, &csize);
+		check_words(ocode, osize, ccode, csize);
+		st_cubin_free(orig);
+		st_pipe_cands_free(c);
+		unlink(path);
+		st_test_kernel_close(&x);
+	}
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(find_layernorm),
+		cmocka_unit_test(find_fixtures),
 		cmocka_unit_test(find_patched),
+		cmocka_unit_test(apply_patched),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
