@@ -76,10 +76,18 @@ static bool raise(pa_ins *s, size_t i, size_t j, int need)
 	return need <= 0;
 }
 
-/* The distance s[j] needs after s[i]. */
+/* Scoreboards x sets. */
+static unsigned sets(const st_sass_insn *x)
+{
+	return (x->ctrl.wbar < 6 ? 1u << x->ctrl.wbar : 0) | (x->ctrl.rbar < 6 ? 1u << x->ctrl.rbar : 0);
+}
+
+/* The distance s[j] needs after s[i] (a wait on a scoreboard s[i] sets: 2 cycles, set-to-wait). */
 static int required(int sm, const pa_ins *s, size_t i, size_t j)
 {
 	int l = pa_latency(sm, s[i].x, s[j].x);
+	if ((sets(s[i].x) & s[j].ct->wait) && l < 2)
+		l = 2;
 	if (l <= 0 || s[i].t0 == PA_NO_T || s[j].t0 == PA_NO_T || s[j].t0 <= s[i].t0)
 		return l;
 	int was = pa_latency(sm, s[i].o, s[j].o), d0 = s[j].t0 - s[i].t0;

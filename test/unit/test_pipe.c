@@ -235,6 +235,141 @@ static void check_words(const uint8_t *o, size_t osize, const uint8_t *c, size_t
 			same_but_ctrl(o + 16 * i, c + 16 * (i + 7), i + 7);
 }
 
+static bool triton_nvdisasm(char *buf, size_t n)
+{
+	const char *bin = st_test_triton_bin();
+	if (!bin)
+		return false;
+	snprintf(buf, n, "%s/nvdisasm", bin);
+	return access(buf, X_OK) == 0;
+}
+
+static int res_of(unsigned f)
+{
+	return f == ST_RF_R ? ST_RES_GPR : f == ST_RF_UR ? ST_RES_UGPR : f == ST_RF_P ? ST_RES_PRED : ST_RES_UPRED;
+}
+
+static bool meet(const st_sass_reg *a, const st_sass_reg *b)
+{
+	return a->file == b->file && a->file != ST_RF_B && a->index < b->index + b->count &&
+	       b->index < a->index + a->count;
+}
+
+/* The tables' distance c needs after p: RAW and WAW from a fixed-latency p, WAR; -1 none. */
+static int table_need(const st_sass_insn *p, const st_sass_insn *c)
+{
+	int best = -1;
+	bool fixed = !(p->flags & ST_F_VARLAT);
+	for (unsigned d = 0; d < p->ndefs && fixed; d++) {
+		for (unsigned u = 0; u < c->nuses; u++)
+			if (meet(&p->defs[d], &c->uses[u])) {
+				int l = st_sass_latency(90, p, p->defs[d].slot, c, c->uses[u].slot, res_of(p->defs[d].file),
+							ST_DEP_TRUE);
+				best = l > best ? l : best;
+			}
+		for (unsigned e = 0; e < c->ndefs; e++)
+			if (meet(&p->defs[d], &c->defs[e])) {
+				int l = st_sass_latency(90, p, p->defs[d].slot, c, c->defs[e].slot, res_of(p->defs[d].file),
+							ST_DEP_OUTPUT);
+				best = l > best ? l : best;
+			}
+	}
+	for (unsigned u = 0; u < p->nuses; u++)
+		for (unsigned e = 0; e < c->ndefs; e++)
+			if (meet(&p->uses[u], &c->defs[e]) && fixed) {
+				int l = st_sass_latency(90, p, p->uses[u].slot, c, c->defs[e].slot, res_of(p->uses[u].file),
+							ST_DEP_ANTI);
+				best = l > best ? l : best;
+			}
+	return best;
+}
+
+/* An instruction of the new code with the original cycle of the same dynamic instance. */
+typedef struct timed { const st_sass_insn *x; int t0; } timed;
+
+/* Every dependence into seq[from..n) from an instruction before it meets the tables, or the original
+ * distance of the same two instances when ptxas left less (the checker's rule, check.c). */
+static void check_stalls(const timed *seq, size_t n, size_t from)
+{
+	for (size_t j = from; j < n; j++) {
+		int d = 0;
+		for (size_t i = j; i-- > 0 && d < 30;) {
+			d += seq[i].x->ctrl.stall;
+			int l = table_need(seq[i].x, seq[j].x), od = seq[j].t0 - seq[i].t0;
+			int req = od > 0 && od < l ? od : l;
+			if (req > d)
+				fail_msg("0x%x %s needs %d cycles after 0x%x %s, has %d", seq[j].x->offset, seq[j].x->opcode,
+					 req, seq[i].x->offset, seq[i].x->opcode, d);
+		}
+	}
+}
+
+/* Original issue cycle (from 0x1b0, first pass) of the instance new instruction `at` runs: H before
+ * 0x1b0, the peel = the first pass's 0x1b0..0x210, B's others, the members = the next pass's. */
+static int orig_cycle(const st_sass_kernel *o, uint32_t at, int pass)
+{
+	static const uint32_t mem[] = {0x1b0, 0x1d0, 0x1e0, 0x1f0, 0x200, 0x210};
+	const st_sass_insn *in = st_sass_insns(o);
+	uint32_t off = at;
+	if (at >= 0x570 && at < 0x5d0) {
+		off = mem[(at - 0x570) / 16];
+		pass++;
+	} else if (at >= 0x220) {
+		uint32_t k = (at - 0x220) / 16, i = 0x1b0 / 16;
+		for (;; i++) {
+			bool m = false;
+			for (size_t q = 0; q < 6; q++)
+				m |= mem[q] == 16 * i;
+			if (!m && k-- == 0)
+				break;
+		}
+		off = 16 * i;
+	}
+	int t = 0, C = 0;
+	for (uint32_t i = 0x1b0 / 16; i <= 0x560 / 16; i++)
+		C += in[i].ctrl.stall;
+	for (uint32_t i = off / 16; i < 0x1b0 / 16; i++)
+		t -= in[i].ctrl.stall;
+	for (uint32_t i = 0x1b0 / 16; i < off / 16; i++)
+		t += in[i].ctrl.stall;
+	return t + pass * C;
+}
+
+/* The rewrite as nvdisasm reads it: the peel, B from 0x220 with the back branch landing there, the
+ * combined guard, and every fixed-latency dependence of the new code (H into the peel and B, B's end
+ * into the next pass) at least the tables' distance. */
+static void check_decoded(const st_cubin *c, const char *name, const char *nvdisasm, const st_sass_kernel *orig)
+{
+	st_sass_opts o = {0};
+	o.nvdisasm = nvdisasm;
+	st_sass_kernel *k;
+	st_error err;
+	assert_int_equal(st_sass_decode(c, name, &o, &k, &err), ST_OK);
+	const st_sass_insn *p = st_sass_at(k, 0x1e0), *l = st_sass_at(k, 0x210);
+	assert_string_equal(p->opcode, "ISETP.GE.AND");
+	assert_string_equal(p->operands, "P5, PT, R7, R5, PT");
+	assert_true(!strcmp(l->opcode, "LDG.E.64") && l->guard == 5 && l->guard_neg);
+	p = st_sass_at(k, 0x590);
+	l = st_sass_at(k, 0x5c0);
+	assert_string_equal(p->opcode, "ISETP.GE.OR");
+	assert_string_equal(p->operands, "P5, PT, R7, R5, P2");
+	assert_true(!strcmp(l->opcode, "LDG.E.64") && l->guard == 5 && l->guard_neg);
+	const st_sass_insn *bra = st_sass_at(k, 0x5d0), *in = st_sass_insns(k);
+	assert_string_equal(bra->opcode, "BRA");
+	assert_int_equal(bra->target, 0x220);
+	timed seq[256];
+	size_t n = 0;
+	for (uint32_t i = 0x180 / 16; i <= 0x5d0 / 16; i++) /* H (from its LDC), the peel, B */
+		seq[n++] = (timed){&in[i], orig_cycle(orig, 16 * i, 0)};
+	check_stalls(seq, n, 0x1b0 / 16 - 0x180 / 16);
+	n = 0;
+	for (int r = 0; r < 2; r++)
+		for (uint32_t i = 0x220 / 16; i <= 0x5d0 / 16; i++)
+			seq[n++] = (timed){&in[i], orig_cycle(orig, 16 * i, r)};
+	check_stalls(seq, n, n / 2);
+	st_sass_free(k);
+}
+
 static void apply_patched(void **state)
 {
 	(void)state;
@@ -253,6 +388,11 @@ static void apply_patched(void **state)
 		assert_int_equal(st_cubin_insertable(x.c, 0), pad - 7);
 		const uint8_t *ocode = st_cubin_code(orig, 0, &osize), *ccode = st_cubin_code(x.c, 0, &csize);
 		check_words(ocode, osize, ccode, csize);
+		char dis[4096];
+		if (triton_nvdisasm(dis, sizeof dis))
+			check_decoded(x.c, "layernorm_kernel", dis, x.k);
+		else
+			printf("no Triton nvdisasm (ST_TRITON_BIN): the re-decoded checks are skipped\n");
 		st_cubin_free(orig);
 		st_pipe_cands_free(c);
 		unlink(path);
