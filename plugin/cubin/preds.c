@@ -1,5 +1,5 @@
 /* Predicate-field edits for the sched module's pipe family (plugin/sched/pipe_apply.c): the guard
- * [15:12] of any instruction, and on ISETP (opcodes 0x20c/0x80c/0xa0c/0xc0c, bit 91 clear) the
+ * [15:12] of any instruction, and on ISETP (opcodes 0x20c/0x80c with bit 91 clear, 0xc0c with bit 91 set) the
  * combining op [75:74], the destinations [83:81] and [86:84] and the combining input [90:87]
  * (docs/cubin.md "Predicate fields").  Like st_cubin_set_regs, the edit goes into the current image
  * and into the original bytes the image is rebuilt from, so it stays with its instruction. */
@@ -12,7 +12,7 @@ static bool bit_of(const uint8_t w[16], unsigned b) { return (w[b / 8] >> (b % 8
 static bool isetp(const uint8_t w[16])
 {
 	unsigned op = (unsigned)w[0] | (unsigned)(w[1] & 0xf) << 8;
-	return !bit_of(w, 91) && (op == 0x20c || op == 0x80c || op == 0xa0c || op == 0xc0c);
+	return ((op == 0x20c || op == 0x80c) && !bit_of(w, 91)) || (op == 0xc0c && bit_of(w, 91));
 }
 
 static bool pred_bit(const uint8_t w[16], unsigned b)

@@ -21,11 +21,13 @@ static void put(uint8_t w[16], unsigned bit, unsigned width, unsigned v)
 	}
 }
 
-/* ISETP opcodes (bits 0..11, bit 91 clear): register, immediate, constant and uniform forms. */
+/* ISETP opcodes with P destinations seen in the fixtures ({bit 91, bits 0..11}): register 0x20c,
+ * immediate 0x80c (bit 91 clear), uniform-register second operand 0xc0c (bit 91 set).  The UP forms
+ * (0x28c, 0x88c) are not edited. */
 bool pp_is_isetp_word(const uint8_t w[16])
 {
-	unsigned op = get(w, 0, 12);
-	return get(w, 91, 1) == 0 && (op == 0x20c || op == 0x80c || op == 0xa0c || op == 0xc0c);
+	unsigned op = get(w, 0, 12), b91 = get(w, 91, 1);
+	return ((op == 0x20c || op == 0x80c) && !b91) || (op == 0xc0c && b91);
 }
 
 void pp_guard_set(uint8_t w[16], int p, int neg)

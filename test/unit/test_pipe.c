@@ -400,12 +400,103 @@ static void apply_patched(void **state)
 	}
 }
 
+/* "P3" -> 3, "PT" -> 7, "!P0" -> 0 with *neg. */
+static int pred_tok(const char *t, size_t len, int *neg)
+{
+	*neg = t[0] == '!';
+	t += *neg;
+	return len > 1 && t[0] == 'P' ? (t[1] == 'T' ? 7 : t[1] - '0') : -1;
+}
+
+/* The field layout (pipe_enc.c) against every guard and every ISETP nvdisasm printed in the 14 fixtures:
+ * the guard, the op modifier, the two destinations and the combining input with its negation. */
+static void fields_match_listings(void **state)
+{
+	(void)state;
+	size_t isetps = 0;
+	for (size_t t = 0; t < 2; t++)
+		for (const char *const *f = st_test_triton_fixtures; *f; f++) {
+			st_test_kernel x;
+			st_test_kernel_open(&x, twins[t], *f);
+			const st_sass_insn *in = st_sass_insns(x.k);
+			for (size_t i = 0; i < st_sass_count(x.k); i++) {
+				const uint8_t *w = in[i].word;
+				int g = (w[1] >> 4) & 7, gneg = w[1] >> 7;
+				if (in[i].guard >= 0 && in[i].guard_file != ST_RF_P)
+					continue; /* @UPx: another field */
+				assert_int_equal(in[i].guard < 0 ? 7 : in[i].guard, g);
+				assert_int_equal(in[i].guard_neg, gneg); /* "@!PT" too */
+				if (strncmp(in[i].opcode, "ISETP.", 6) || strstr(in[i].opcode, ".EX") || in[i].operands[0] == 'U')
+					continue; /* the UP forms are not edited */
+				if (!pp_is_isetp_word(w))
+					fail_msg("%s 0x%x: %s %s", *f, in[i].offset, in[i].opcode, in[i].operands);
+				const char *ops = in[i].operands, *last = strrchr(ops, ',') + 2;
+				int neg, pneg;
+				assert_int_equal(pp_isetp_dst(w), pred_tok(ops, 2, &neg));
+				assert_int_equal(pp_isetp_dst2(w), pred_tok(strchr(ops, ',') + 2, 2, &neg));
+				assert_int_equal(pp_isetp_pc(w, &pneg), pred_tok(last, strlen(last), &neg));
+				assert_int_equal(pneg, neg);
+				int op = strstr(in[i].opcode, ".OR") ? PP_OP_OR : strstr(in[i].opcode, ".XOR") ? PP_OP_XOR : PP_OP_AND;
+				assert_int_equal(pp_isetp_op(w), op);
+				isetps++;
+			}
+			st_test_kernel_close(&x);
+		}
+	assert_true(isetps > 100);
+}
+
+/* With Triton's nvdisasm: the edits the rewrite makes, inserted into a fixture and read back. */
+static void fields_through_nvdisasm(void **state)
+{
+	(void)state;
+	char dis[4096];
+	if (!triton_nvdisasm(dis, sizeof dis)) {
+		printf("no Triton nvdisasm (ST_TRITON_BIN): skipped\n");
+		return;
+	}
+	st_test_kernel x;
+	st_test_kernel_open(&x, "triton-sm90", "layernorm_f16_1024x1024");
+	size_t size;
+	st_error err;
+	const uint8_t *code = st_cubin_code(x.c, 0, &size);
+	uint8_t isetp[16], ldg[16], w[4][16];
+	memcpy(isetp, code + 0x1e0, 16); /* ISETP.GE.AND P2, PT, R7, R5, PT */
+	memcpy(ldg, code + 0x210, 16);   /* @!P2 LDG.E.64 R6, desc[UR6][R14.64] */
+	memcpy(w[0], isetp, 16);
+	pp_isetp_set(w[0], 5, PP_OP_OR, 2, 0);
+	memcpy(w[1], isetp, 16);
+	pp_isetp_set(w[1], 3, PP_OP_AND, 1, 1);
+	memcpy(w[2], ldg, 16);
+	pp_guard_set(w[2], 5, 1);
+	memcpy(w[3], ldg, 16);
+	pp_guard_set(w[3], -1, 0);
+	for (int k = 3; k >= 0; k--) {
+		w[k][15] &= 0xe3; /* no reuse flags (bits 122..124) in an inserted word */
+		assert_int_equal(st_cubin_insert(x.c, 0, 1, w[k], &err), ST_OK);
+	}
+	st_sass_opts o = {0};
+	o.nvdisasm = dis;
+	st_sass_kernel *k;
+	assert_int_equal(st_sass_decode(x.c, "layernorm_kernel", &o, &k, &err), ST_OK);
+	const st_sass_insn *in = st_sass_insns(k);
+	assert_string_equal(in[1].opcode, "ISETP.GE.OR");
+	assert_string_equal(in[1].operands, "P5, PT, R7, R5, P2");
+	assert_string_equal(in[2].opcode, "ISETP.GE.AND");
+	assert_string_equal(in[2].operands, "P3, PT, R7, R5, !P1");
+	assert_true(!strcmp(in[3].opcode, "LDG.E.64") && in[3].guard == 5 && in[3].guard_neg);
+	assert_true(!strcmp(in[4].opcode, "LDG.E.64") && in[4].guard < 0);
+	st_sass_free(k);
+	st_test_kernel_close(&x);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(find_fixtures),
 		cmocka_unit_test(find_patched),
 		cmocka_unit_test(apply_patched),
+		cmocka_unit_test(fields_match_listings),
+		cmocka_unit_test(fields_through_nvdisasm),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
