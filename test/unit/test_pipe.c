@@ -117,6 +117,33 @@ static void find_fixtures(void **state)
 	}
 }
 
+/* The bench layernorm (8192x4096): no candidate either; its loads' groups interfere (P4), its variance
+ * loop has no free predicate (P6), its normalising loop stores (P1). */
+static void find_bench(void **state)
+{
+	(void)state;
+	st_cubin *c;
+	st_error err;
+	char *cub = st_test_fixture("bench/layernorm.sm_90.cubin"), *lst = st_test_fixture("bench/layernorm.sm_90.sass");
+	assert_int_equal(st_cubin_open_file(cub, &c, &err), ST_OK);
+	st_sass_opts o = {0};
+	o.listing = lst;
+	st_pipe_cand *cands;
+	size_t n;
+	assert_int_equal(st_pipe_find(c, NULL, &o, &cands, &n, &err), ST_OK);
+	assert_int_equal(n, 0);
+	st_pipe_cands_free(cands);
+	whys w = {0};
+	assert_int_equal(st_pipe_explain(c, NULL, &o, collect, &w, &err), ST_OK);
+	const char *msg;
+	assert_string_equal(why_at(&w, 0x2c0, &msg), "P4");
+	assert_string_equal(why_at(&w, 0xd60, &msg), "P6");
+	assert_string_equal(why_at(&w, 0x1d70, &msg), "P1");
+	st_cubin_free(c);
+	free(cub);
+	free(lst);
+}
+
 /* With R14 dead on the exit: load 0x210 alone, P2 renamed to P5 (P2 is the back branch's predicate);
  * 0x210, 0x2d0 and 0x2f0 together are legal too (P2 renamed) but their peel (18 members and the feeder
  * MOV R5, R23) is larger than the padding (13 slots): not listed. */
@@ -489,14 +516,155 @@ static void fields_through_nvdisasm(void **state)
 	st_test_kernel_close(&x);
 }
 
+/* A hand-made hazard: the layernorm fixture's code and listing with the instruction at `off` replaced
+ * (its low word and its text), R14 dead on loop 0x1b0's exit as in open_patched; decoded from the
+ * buffers (st_sass_decode_code), so no cubin. */
+typedef struct hazard { uint32_t off; uint64_t lo; const char *text; } hazard;
+static st_sass_kernel *decode_hazard(const hazard *h, size_t nh)
+{
+	st_test_kernel x;
+	st_test_kernel_open(&x, "triton-sm90", "layernorm_f16_1024x1024");
+	size_t size;
+	const uint8_t *code0 = st_cubin_code(x.c, 0, &size);
+	uint8_t *code = malloc(size);
+	assert_non_null(code);
+	memcpy(code, code0, size);
+	char *text = read_text(x.listing), *out = malloc(strlen(text) + 4096);
+	assert_non_null(out);
+	hazard all[8] = {{0xa80, 0x00000000090e7984ull, "LDS R14, [R9]"}};
+	if (nh)
+		memcpy(all + 1, h, nh * sizeof *h);
+	out[0] = 0;
+	for (char *line = text, *nl; *line; line = nl) {
+		nl = strchr(line, '\n');
+		nl = nl ? nl + 1 : line + strlen(line);
+		size_t len = (size_t)(nl - line), k = 0;
+		for (; k <= nh; k++) {
+			char tag[16];
+			snprintf(tag, sizeof tag, "/*%04x*/", all[k].off);
+			if (len > 20 && !strncmp(line + 8, tag, strlen(tag)))
+				break;
+		}
+		if (k > nh) {
+			strncat(out, line, len);
+			continue;
+		}
+		char buf[256];
+		snprintf(buf, sizeof buf, "        /*%04x*/                   %s ; /* 0x%016llx */\n", all[k].off, all[k].text,
+			 (unsigned long long)all[k].lo);
+		strcat(out, buf);
+		for (int b = 0; b < 8; b++)
+			code[all[k].off + b] = (uint8_t)(all[k].lo >> (8 * b));
+	}
+	st_sass_kernel *k;
+	st_error err;
+	if (st_sass_decode_code(90, "layernorm_kernel", code, size, out, strlen(out), &k, &err))
+		fail_msg("%s", err.msg);
+	free(code);
+	free(text);
+	free(out);
+	st_test_kernel_close(&x);
+	return k;
+}
+
+/* The rule that refuses load `load` (alone) of loop 0x1b0 in the hazard, NULL when it is legal. */
+static const char *hazard_rule(const hazard *h, size_t nh, uint32_t load, char msg[192])
+{
+	st_sass_kernel *k = decode_hazard(h, nh);
+	pp_kern x;
+	pp_loop L;
+	pp_group g;
+	pp_why why = {0};
+	st_error err;
+	assert_int_equal(pp_kern_init(&x, k, NULL, 0, &err), ST_OK);
+	uint32_t i = load / 16;
+	bool ok = pp_loop_at(&x, st_sass_at(k, 0x1b0)->block, &L, &why) && pp_group_build(&x, &L, &i, 1, &g, &why);
+	snprintf(msg, 192, "%s", ok ? "" : why.msg);
+	static char rule[8];
+	snprintf(rule, sizeof rule, "%s", ok ? "" : why.rule ? why.rule : "none");
+	pp_kern_free(&x);
+	st_sass_free(k);
+	return ok ? NULL : rule;
+}
+
+/* One refusal per rule from a hand-made hazard (P4 and the P1 store come from the fixtures). */
+static void hazards(void **state)
+{
+	(void)state;
+	char msg[192];
+	assert_null(hazard_rule(NULL, 0, 0x210, msg)); /* the base: legal */
+	hazard p1 = {0x560, 0xfffffffc00107947ull, "BRA `(.L_x_2)"};
+	assert_string_equal(hazard_rule(&p1, 1, 0x210, msg), "P1");
+	assert_string_equal(msg, "the back branch is not guarded by a P register");
+	hazard p2 = {0x200, 0x0000000000067919ull, "S2R R6, SR_TID.X"};
+	assert_string_equal(hazard_rule(&p2, 1, 0x210, msg), "P2");
+	assert_string_equal(msg, "member S2R is not fixed-latency ALU");
+	hazard p2b = {0x250, 0x0000000c06127211ull, "LEA R18, P4, R6, R12, 0x1"};
+	assert_string_equal(hazard_rule(&p2b, 1, 0x2d0, msg), "P2");
+	assert_string_equal(msg, "the group needs the load at 0x210 too");
+	hazard p3 = {0x230, 0x000008000b1a7810ull, "IADD3 R26, R11, 0x800, R26"};
+	assert_string_equal(hazard_rule(&p3, 1, 0x210, msg), "P3");
+	assert_string_equal(msg, "R26 read by IADD3 is not shift-correct (2 writers in the loop)");
+	hazard p6 = {0x1e0, 0x000000050700720bull, "FSETP.GE.AND P2, PT, R7, R5, PT"};
+	assert_string_equal(hazard_rule(&p6, 1, 0x210, msg), "P6");
+	assert_string_equal(msg, "guard writer FSETP.GE.AND is not ISETP.<cmp>.AND P, PT, a, b, PT");
+	hazard p6b = {0x1f0, 0x0000000d070f0211ull, "@P0 LEA.HI.X.SX32 R15, R7, R13, 0x1, P3"};
+	assert_string_equal(hazard_rule(&p6b, 1, 0x210, msg), "P6");
+	assert_string_equal(msg, "member LEA.HI.X.SX32 is guarded");
+}
+
+/* st_pipe_apply refuses, naming the rule, and leaves the cubin as it was: two candidates for one loop
+ * (P10), the triple whose peel exceeds the padding (P7), a candidate that does not match its group, a
+ * load that is not legal (P4 on the fixture as compiled). */
+static void apply_refusals(void **state)
+{
+	(void)state;
+	st_test_kernel x;
+	char path[64];
+	open_patched(&x, "triton-sm90", path);
+	st_error err;
+	st_pipe_cand *c;
+	size_t n;
+	assert_int_equal(st_pipe_find(x.c, x.name, &x.o, &c, &n, &err), ST_OK);
+	assert_int_equal(n, 1);
+	st_cubin *before = st_test_cubin_copy(x.c);
+	st_pipe_cand two[2] = {c[0], c[0]};
+	assert_int_equal(st_pipe_apply(x.c, x.name, &x.o, two, 2, &err), ST_EILLEGAL);
+	assert_non_null(strstr(err.msg, "pipe P10: 0x1b0: a second candidate"));
+	st_pipe_cand big = c[0];
+	big.nloads = 3;
+	big.loads[1] = 0x2d0;
+	big.loads[2] = 0x2f0;
+	big.nmembers = 18;
+	big.npeel = 19;
+	assert_int_equal(st_pipe_apply(x.c, x.name, &x.o, &big, 1, &err), ST_EILLEGAL);
+	assert_string_equal(err.msg, "pipe P7: the peels need 19 slots, the padding has 13");
+	st_pipe_cand wrong = c[0];
+	wrong.pred_to = 6;
+	assert_int_equal(st_pipe_apply(x.c, x.name, &x.o, &wrong, 1, &err), ST_EILLEGAL);
+	assert_non_null(strstr(err.msg, "does not match"));
+	st_pipe_cand bad = c[0];
+	bad.loads[0] = 0x350;
+	assert_int_equal(st_pipe_apply(x.c, x.name, &x.o, &bad, 1, &err), ST_EILLEGAL);
+	assert_non_null(strstr(err.msg, "pipe P4: "));
+	assert_true(st_test_same_bytes(x.c, before));
+	st_cubin_free(before);
+	st_pipe_cands_free(c);
+	unlink(path);
+	st_test_kernel_close(&x);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(find_fixtures),
+		cmocka_unit_test(find_bench),
 		cmocka_unit_test(find_patched),
 		cmocka_unit_test(apply_patched),
 		cmocka_unit_test(fields_match_listings),
 		cmocka_unit_test(fields_through_nvdisasm),
+		cmocka_unit_test(hazards),
+		cmocka_unit_test(apply_refusals),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
