@@ -19,6 +19,10 @@ typedef struct st_pipe_cand {
 st_status st_pipe_find(const st_cubin *c, const char *kernel, const st_sass_opts *o, st_pipe_cand **out, size_t *n,
 		       st_error *err);
 void st_pipe_cands_free(st_pipe_cand *c);
+/* The candidate of exactly these loads (byte offsets) of the loop at `header`, or ST_EILLEGAL naming the
+ * rule (for sets st_pipe_find does not list, e.g. `sasstune pipe --loads`). */
+st_status st_pipe_make(const st_cubin *c, const char *kernel, const st_sass_opts *o, uint32_t header,
+		       const uint32_t *loads, size_t n, st_pipe_cand *out, st_error *err);
 /* Rewrite c in place: each of cands[0..n) (at most one per loop, found on this same unmodified kernel)
  * is re-checked against the rules, then applied; all or nothing (ST_EILLEGAL naming the rule). */
 st_status st_pipe_apply(st_cubin *c, const char *kernel, const st_sass_opts *o, const st_pipe_cand *cands,

@@ -176,3 +176,40 @@ st_status st_pipe_explain(const st_cubin *c, const char *kernel, const st_sass_o
 	st_sass_free(k);
 	return ST_OK;
 }
+
+st_status st_pipe_make(const st_cubin *c, const char *kernel, const st_sass_opts *o, uint32_t header,
+		       const uint32_t *loads, size_t n, st_pipe_cand *out, st_error *err)
+{
+	st_sass_kernel *k;
+	pp_kern x;
+	st_status rc = pp_open(c, kernel, o, &k, &x, err);
+	if (rc)
+		return rc;
+	const st_sass_insn *h = st_sass_at(k, header);
+	pp_loop L;
+	pp_group g;
+	pp_why why = {0};
+	uint32_t idx[PP_MAX_LOADS];
+	bool ok = h && h->offset == header && pp_loop_at(&x, h->block, &L, &why) && x.in[L.first].offset == header;
+	if (!ok && !why.rule)
+		rc = st_error_set(err, ST_EILLEGAL, "pipe P1: 0x%x: not the first instruction of a single-block loop", header);
+	else if (!ok)
+		rc = st_error_set(err, ST_EILLEGAL, "pipe %s: 0x%x: %s", why.rule, why.off, why.msg);
+	for (size_t i = 0; !rc && i < n && i < PP_MAX_LOADS; i++) {
+		const st_sass_insn *y = st_sass_at(k, loads[i]);
+		if (!y)
+			rc = st_error_set(err, ST_EILLEGAL, "pipe P2: 0x%x: no instruction there", loads[i]);
+		else
+			idx[i] = y->index;
+	}
+	if (!rc && !pp_group_build(&x, &L, idx, n, &g, &why))
+		rc = st_error_set(err, ST_EILLEGAL, "pipe %s: 0x%x: %s", why.rule, why.off, why.msg);
+	if (!rc && !fits(&x, &g))
+		rc = st_error_set(err, ST_EILLEGAL, "pipe P7: 0x%x: the peel needs %u slots, the padding has %zu", header,
+				  g.nmem + g.nfeed, st_cubin_insertable(c, x.ki));
+	if (!rc)
+		to_cand(&x, &L, &g, out);
+	pp_kern_free(&x);
+	st_sass_free(k);
+	return rc;
+}
