@@ -26,6 +26,9 @@ static const char *const rule_files[] = {
 	"plugin/sched/check_rename.c", "plugin/sched/rename_internal.h", "plugin/sched/rename_regs.c",
 	"plugin/sched/check_regs.c", "plugin/sched/occupancy.c", "plugin/sass/latency.c",
 	"plugin/sass/latency_tables.c", "plugin/sass/operands.c", "plugin/sass/groups.c",
+	"plugin/sched/pipe.c", "plugin/sched/pipe_internal.h", "plugin/sched/pipe_live.c", "plugin/sched/pipe_find.c",
+	"plugin/sched/pipe_apply.c", "plugin/sched/pipe_seq.c", "plugin/sched/pipe_timing.c", "plugin/sched/pipe_timing.h",
+	"plugin/sched/pipe_enc.c", "plugin/cubin/preds.c",
 };
 
 #define RECORDED_VERSION 6
