@@ -331,6 +331,25 @@ static bool only_guard(const st_sass_insn *y, unsigned f, unsigned r)
 	return true;
 }
 
+/* In B's new order, an instruction after non-member n and up to the first member writing (f, r) waits
+ * on scoreboard sb (the non-members after n come first, then the members in order). */
+static bool waited(const pp_kern *x, const pp_loop *L, const pp_group *g, uint32_t n, unsigned sb, unsigned f,
+		   unsigned r)
+{
+	if (sb >= 6)
+		return false;
+	for (uint32_t j = n + 1; j < L->bra; j++)
+		if (!pp_is_member(g, j) && (x->in[j].ctrl.wait >> sb & 1))
+			return true;
+	for (uint32_t i = 0; i < g->nmem; i++) {
+		if (x->in[g->mem[i]].ctrl.wait >> sb & 1)
+			return true;
+		if (writes(&x->in[g->mem[i]], f, r))
+			return false;
+	}
+	return false;
+}
+
 /* Register (f, r), written by the group, breaks P4; *at gets the offset of the culprit. */
 static const char *interferes(const pp_kern *x, const pp_loop *L, const pp_group *g, unsigned f, unsigned r,
 			      uint32_t *at)
@@ -346,8 +365,10 @@ static const char *interferes(const pp_kern *x, const pp_loop *L, const pp_group
 		if (j <= g->p && writes(y, f, r))
 			return "is written at 0x%x before the last load";
 		if (j > g->p && (y->flags & ST_F_VARLAT) && y->ctrl.rbar != ST_SB_NONE && reads(y, f, r) &&
-		    !only_guard(y, f, r))
-			return "is read at 0x%x by an instruction with a read scoreboard (the group would need its wait)";
+		    !only_guard(y, f, r) && !waited(x, L, g, j, y->ctrl.rbar, f, r))
+			return "is read at 0x%x with a read scoreboard no instruction waits on before the group writes it";
+		if (j > g->p && (y->flags & ST_F_VARLAT) && writes(y, f, r) && !waited(x, L, g, j, y->ctrl.wbar, f, r))
+			return "is written at 0x%x by a variable-latency instruction no instruction waits on before the group";
 	}
 	*at = x->in[L->bra].offset;
 	if (reads(&x->in[L->bra], f, r))
@@ -419,6 +440,46 @@ static bool no_interference(const pp_kern *x, const pp_loop *L, const pp_group *
 	return true;
 }
 
+/* The register dependence of later member m on variable-latency member v that a scoreboard covers: the
+ * scoreboard to wait on (v's write SB for RAW/WAW, its read SB for WAR on an R/UR register), or 7. */
+static unsigned sb_dep(const st_sass_insn *v, const st_sass_insn *m)
+{
+	for (unsigned d = 0; d < v->ndefs; d++)
+		for (unsigned k = 0; k < v->defs[d].count; k++) {
+			unsigned f = v->defs[d].file, r = v->defs[d].index + k;
+			if (f != ST_RF_B && (reads(m, f, r) || writes(m, f, r)))
+				return v->ctrl.wbar;
+		}
+	for (unsigned u = 0; u < v->nuses; u++)
+		for (unsigned k = 0; k < v->uses[u].count; k++) {
+			unsigned f = v->uses[u].file, r = v->uses[u].index + k;
+			if ((f == ST_RF_R || f == ST_RF_UR) && writes(m, f, r) && v->ctrl.rbar != ST_SB_NONE)
+				return v->ctrl.rbar;
+		}
+	return ST_SB_NONE;
+}
+
+/* P5: within the group (the members now adjacent), every scoreboard dependence between members is still
+ * waited on by a member between them; the original may have waited at a non-member in between. */
+static bool group_waits(const pp_kern *x, const pp_group *g, pp_why *why)
+{
+	for (uint32_t a = 0; a < g->nmem; a++) {
+		const st_sass_insn *v = &x->in[g->mem[a]];
+		if (!(v->flags & ST_F_VARLAT))
+			continue;
+		for (uint32_t b = a + 1; b < g->nmem; b++) {
+			unsigned sb = sb_dep(v, &x->in[g->mem[b]]), seen = 0;
+			for (uint32_t q = a + 1; q <= b && sb < 6; q++)
+				seen |= x->in[g->mem[q]].ctrl.wait >> sb & 1;
+			if (sb < 6 && !seen)
+				return refuse(why, "P5", x->in[g->mem[b]].offset,
+					      "%s needs a wait on SB%u for 0x%x, which no member between makes",
+					      x->in[g->mem[b]].opcode, sb, v->offset);
+		}
+	}
+	return true;
+}
+
 bool pp_group_build(const pp_kern *x, const pp_loop *L, const uint32_t *loads, size_t n, pp_group *g, pp_why *why)
 {
 	memset(g, 0, sizeof *g);
@@ -438,5 +499,5 @@ bool pp_group_build(const pp_kern *x, const pp_loop *L, const uint32_t *loads, s
 	for (uint32_t i = 0; i < g->nloads; i++)
 		if (!guard_ok(x, L, g, g->loads[i], why))
 			return false;
-	return rename_pred(x, L, g, why) && no_interference(x, L, g, why);
+	return rename_pred(x, L, g, why) && no_interference(x, L, g, why) && group_waits(x, g, why);
 }

@@ -125,6 +125,18 @@ static bool recheck(const pp_kern *x, const st_pipe_cand *c, pa_loop *lp, pp_why
 	return true;
 }
 
+/* The waits of B's instructions before i that the peel does not copy: on the first pass they ran
+ * between H and i, so a copy of i in the peel waits on their scoreboards too (a wait on an idle
+ * scoreboard costs nothing; P5: no wait the original made before i is lost). */
+static uint8_t skipped_waits(const pp_kern *x, const pp_loop *L, const pp_group *g, uint32_t i)
+{
+	uint8_t w = 0;
+	for (uint32_t j = L->first; j < i; j++)
+		if (!pp_is_member(g, j) && !pp_is_feeder(g, j))
+			w |= x->in[j].ctrl.wait;
+	return w;
+}
+
 /* B's new order, the edited members and the peel; reuse flags cleared where P8 says. */
 static bool plan_loop(pa_plan *P, pa_loop *lp, pp_why *why)
 {
@@ -150,6 +162,7 @@ static bool plan_loop(pa_plan *P, pa_loop *lp, pp_why *why)
 		if (!make_edit(x, L, g, i, 0, &lp->ped[lp->npeel], why))
 			return false;
 		lp->pct[lp->npeel] = x->in[i].ctrl;
+		lp->pct[lp->npeel].wait |= skipped_waits(x, L, g, i);
 		clear_reuse(&lp->pct[lp->npeel++]);
 	}
 	for (uint32_t k = 0; k + 1 < len; k++)

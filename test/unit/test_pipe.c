@@ -6,6 +6,7 @@
 #include "testutil.h"
 #include "sasstune/pipe.h"
 #include "sched/pipe_internal.h"
+#include "sched/pipe_timing.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -519,7 +520,7 @@ static void fields_through_nvdisasm(void **state)
 /* A hand-made hazard: the layernorm fixture's code and listing with the instruction at `off` replaced
  * (its low word and its text), R14 dead on loop 0x1b0's exit as in open_patched; decoded from the
  * buffers (st_sass_decode_code), so no cubin. */
-typedef struct hazard { uint32_t off; uint64_t lo; const char *text; } hazard;
+typedef struct hazard { uint32_t off; uint64_t lo; const char *text; uint64_t hi; /* 0: keep */ } hazard;
 static st_sass_kernel *decode_hazard(const hazard *h, size_t nh)
 {
 	st_test_kernel x;
@@ -531,14 +532,22 @@ static st_sass_kernel *decode_hazard(const hazard *h, size_t nh)
 	memcpy(code, code0, size);
 	char *text = read_text(x.listing), *out = malloc(strlen(text) + 4096);
 	assert_non_null(out);
-	hazard all[8] = {{0xa80, 0x00000000090e7984ull, "LDS R14, [R9]"}};
+	hazard all[8] = {{0xa80, 0x00000000090e7984ull, "LDS R14, [R9]", 0}};
 	if (nh)
 		memcpy(all + 1, h, nh * sizeof *h);
 	out[0] = 0;
+	uint64_t hi_next = 0;
 	for (char *line = text, *nl; *line; line = nl) {
 		nl = strchr(line, '\n');
 		nl = nl ? nl + 1 : line + strlen(line);
 		size_t len = (size_t)(nl - line), k = 0;
+		if (hi_next) {
+			char buf[128];
+			snprintf(buf, sizeof buf, "                                   /* 0x%016llx */\n", (unsigned long long)hi_next);
+			strcat(out, buf);
+			hi_next = 0;
+			continue;
+		}
 		for (; k <= nh; k++) {
 			char tag[16];
 			snprintf(tag, sizeof tag, "/*%04x*/", all[k].off);
@@ -553,8 +562,12 @@ static st_sass_kernel *decode_hazard(const hazard *h, size_t nh)
 		snprintf(buf, sizeof buf, "        /*%04x*/                   %s ; /* 0x%016llx */\n", all[k].off, all[k].text,
 			 (unsigned long long)all[k].lo);
 		strcat(out, buf);
-		for (int b = 0; b < 8; b++)
+		for (int b = 0; b < 8; b++) {
 			code[all[k].off + b] = (uint8_t)(all[k].lo >> (8 * b));
+			if (all[k].hi)
+				code[all[k].off + 8 + b] = (uint8_t)(all[k].hi >> (8 * b));
+		}
+		hi_next = all[k].hi;
 	}
 	st_sass_kernel *k;
 	st_error err;
@@ -568,7 +581,13 @@ static st_sass_kernel *decode_hazard(const hazard *h, size_t nh)
 }
 
 /* The rule that refuses load `load` (alone) of loop 0x1b0 in the hazard, NULL when it is legal. */
+static const char *hazard_rule_n(const hazard *h, size_t nh, const uint32_t *loads, size_t nl, char msg[192]);
 static const char *hazard_rule(const hazard *h, size_t nh, uint32_t load, char msg[192])
+{
+	return hazard_rule_n(h, nh, &load, 1, msg);
+}
+
+static const char *hazard_rule_n(const hazard *h, size_t nh, const uint32_t *loads, size_t nl, char msg[192])
 {
 	st_sass_kernel *k = decode_hazard(h, nh);
 	pp_kern x;
@@ -577,8 +596,10 @@ static const char *hazard_rule(const hazard *h, size_t nh, uint32_t load, char m
 	pp_why why = {0};
 	st_error err;
 	assert_int_equal(pp_kern_init(&x, k, NULL, 0, &err), ST_OK);
-	uint32_t i = load / 16;
-	bool ok = pp_loop_at(&x, st_sass_at(k, 0x1b0)->block, &L, &why) && pp_group_build(&x, &L, &i, 1, &g, &why);
+	uint32_t idx[8];
+	for (size_t i = 0; i < nl; i++)
+		idx[i] = loads[i] / 16;
+	bool ok = pp_loop_at(&x, st_sass_at(k, 0x1b0)->block, &L, &why) && pp_group_build(&x, &L, idx, nl, &g, &why);
 	snprintf(msg, 192, "%s", ok ? "" : why.msg);
 	static char rule[8];
 	snprintf(rule, sizeof rule, "%s", ok ? "" : why.rule ? why.rule : "none");
@@ -593,24 +614,38 @@ static void hazards(void **state)
 	(void)state;
 	char msg[192];
 	assert_null(hazard_rule(NULL, 0, 0x210, msg)); /* the base: legal */
-	hazard p1 = {0x560, 0xfffffffc00107947ull, "BRA `(.L_x_2)"};
+	hazard p1 = {0x560, 0xfffffffc00107947ull, "BRA `(.L_x_2)", 0};
 	assert_string_equal(hazard_rule(&p1, 1, 0x210, msg), "P1");
 	assert_string_equal(msg, "the back branch is not guarded by a P register");
-	hazard p2 = {0x200, 0x0000000000067919ull, "S2R R6, SR_TID.X"};
+	hazard p2 = {0x200, 0x0000000000067919ull, "S2R R6, SR_TID.X", 0};
 	assert_string_equal(hazard_rule(&p2, 1, 0x210, msg), "P2");
 	assert_string_equal(msg, "member S2R is not fixed-latency ALU");
-	hazard p2b = {0x250, 0x0000000c06127211ull, "LEA R18, P4, R6, R12, 0x1"};
+	hazard p2b = {0x250, 0x0000000c06127211ull, "LEA R18, P4, R6, R12, 0x1", 0};
 	assert_string_equal(hazard_rule(&p2b, 1, 0x2d0, msg), "P2");
 	assert_string_equal(msg, "the group needs the load at 0x210 too");
-	hazard p3 = {0x230, 0x000008000b1a7810ull, "IADD3 R26, R11, 0x800, R26"};
+	hazard p3 = {0x230, 0x000008000b1a7810ull, "IADD3 R26, R11, 0x800, R26", 0};
 	assert_string_equal(hazard_rule(&p3, 1, 0x210, msg), "P3");
 	assert_string_equal(msg, "R26 read by IADD3 is not shift-correct (2 writers in the loop)");
-	hazard p6 = {0x1e0, 0x000000050700720bull, "FSETP.GE.AND P2, PT, R7, R5, PT"};
+	hazard p6 = {0x1e0, 0x000000050700720bull, "FSETP.GE.AND P2, PT, R7, R5, PT", 0};
 	assert_string_equal(hazard_rule(&p6, 1, 0x210, msg), "P6");
 	assert_string_equal(msg, "guard writer FSETP.GE.AND is not ISETP.<cmp>.AND P, PT, a, b, PT");
-	hazard p6b = {0x1f0, 0x0000000d070f0211ull, "@P0 LEA.HI.X.SX32 R15, R7, R13, 0x1, P3"};
+	hazard p6b = {0x1f0, 0x0000000d070f0211ull, "@P0 LEA.HI.X.SX32 R15, R7, R13, 0x1, P3", 0};
 	assert_string_equal(hazard_rule(&p6b, 1, 0x210, msg), "P6");
 	assert_string_equal(msg, "member LEA.HI.X.SX32 is guarded");
+	/* P5: in the triple's group, CS2R R14 (0x2a0) overwrites the address LDG 0x210 reads through its
+	 * read scoreboard SB0 and waits on SB0 itself; without that wait no member between waits. */
+	const uint32_t three[3] = {0x210, 0x2d0, 0x2f0};
+	assert_null(hazard_rule_n(NULL, 0, three, 3, msg));
+	hazard p5 = {0x2a0, 0x00000000000e7805ull, "CS2R R14, SRZ", 0x000fe4000001ff00ull};
+	assert_string_equal(hazard_rule_n(&p5, 1, three, 3, msg), "P5");
+	assert_string_equal(msg, "CS2R needs a wait on SB0 for 0x210, which no member between makes");
+	/* P4 with a scoreboard: LDG 0x2f0 writes R14 after the group of 0x210 wrote it (address); the wait
+	 * on its SB4 at 0x440 (HADD2 R7, R14) comes before the group's LEA R14 at B's end; without it the
+	 * LDG's late write could land on the next pass's address. */
+	hazard p4 = {0x440, 0x0000000eff077230ull, "HADD2.F32 R7, -RZ, R14.reuse.H0_H0", 0x100fe40000004100ull};
+	assert_string_equal(hazard_rule(&p4, 1, 0x210, msg), "P4");
+	assert_string_equal(msg, "R14 written by the group is written at 0x2f0 by a variable-latency instruction no "
+				 "instruction waits on before the group");
 }
 
 /* st_pipe_apply refuses, naming the rule, and leaves the cubin as it was: two candidates for one loop
@@ -654,6 +689,39 @@ static void apply_refusals(void **state)
 	st_test_kernel_close(&x);
 }
 
+/* P8: stalls are raised on the instruction before the consumer first, then earlier; a distance the
+ * stalls cannot reach (an unknown opcode needs 30 cycles, one instruction gives 15) refuses. */
+static void timing_raises(void **state)
+{
+	(void)state;
+	st_sass_reg r1 = {1, ST_RF_R, 1, ST_SLOT_D}, u1 = {1, ST_RF_R, 1, ST_SLOT_A};
+	st_sass_insn p = {0}, c = {0}, m = {0};
+	p.opcode = c.opcode = m.opcode = "X";
+	p.lat_op = c.lat_op = m.lat_op = -1; /* unknown to the tables: 30 cycles */
+	p.defs = &r1;
+	p.ndefs = 1;
+	c.uses = &u1;
+	c.nuses = 1;
+	p.ctrl = c.ctrl = m.ctrl = (st_ctrl){1, 0, ST_SB_NONE, ST_SB_NONE, 0, 0};
+	st_ctrl cp = p.ctrl, cm = m.ctrl, cc = c.ctrl;
+	pa_ins two[2] = {{&p, &p, &cp, PA_NO_T}, {&c, &c, &cc, PA_NO_T}};
+	pp_why why = {0};
+	assert_false(pa_fix(90, two, 2, 1, &why));
+	assert_string_equal(why.rule, "P8");
+	cp = p.ctrl;
+	pa_ins three[3] = {{&p, &p, &cp, PA_NO_T}, {&m, &m, &cm, PA_NO_T}, {&c, &c, &cc, PA_NO_T}};
+	assert_true(pa_fix(90, three, 3, 1, &why));
+	assert_int_equal(cm.stall, 15); /* the one before the consumer first */
+	assert_int_equal(cp.stall, 15);
+	assert_int_equal(cc.stall, 1);
+	/* the original distance of the same two instances is kept when ptxas left less */
+	cp = cm = p.ctrl;
+	three[0].t0 = 0;
+	three[2].t0 = 2;
+	assert_true(pa_fix(90, three, 3, 1, &why));
+	assert_int_equal(cp.stall + cm.stall, 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -665,6 +733,7 @@ int main(void)
 		cmocka_unit_test(fields_through_nvdisasm),
 		cmocka_unit_test(hazards),
 		cmocka_unit_test(apply_refusals),
+		cmocka_unit_test(timing_raises),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
