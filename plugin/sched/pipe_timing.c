@@ -44,7 +44,10 @@ int pa_latency(int sm, const st_sass_insn *p, const st_sass_insn *c)
 		for (unsigned e = 0; e < c->ndefs; e++) {
 			if (!meet(&p->uses[u], &c->defs[e]))
 				continue;
-			int l = unknown || (pv && p->ctrl.rbar == ST_SB_NONE)
+			/* a variable-latency reader without a read scoreboard reads its registers late; its guard and
+			 * predicate operands at issue (ptxas writes `@!P1 LDG`'s P1 one cycle later: bench 0x370) */
+			bool late = pv && p->ctrl.rbar == ST_SB_NONE && (p->uses[u].file == ST_RF_R || p->uses[u].file == ST_RF_UR);
+			int l = unknown || late
 					? PA_LIMIT
 					: st_sass_latency(sm, p, slot_of(&p->uses[u]), c, slot_of(&c->defs[e]),
 							  (st_sass_res)res_of(p->uses[u].file), ST_DEP_ANTI);

@@ -722,6 +722,39 @@ static void timing_raises(void **state)
 	assert_int_equal(cp.stall + cm.stall, 2);
 }
 
+/* The pipe fixture (test/fixtures/pipe, a row sum): loads 0x200 and 0x230 together, unguarded; in B
+ * they take the back branch's @!P1, in the peel (0x150..0x1c0) they stay unguarded; the back branch
+ * lands on 0x1d0, B's first instruction that did not move (LEA R2). */
+static void rowsum(void **state)
+{
+	(void)state;
+	st_test_kernel x;
+	st_test_kernel_open(&x, "pipe", "rowsum_f32_256x4096");
+	st_error err;
+	st_pipe_cand *c;
+	size_t n, size;
+	assert_int_equal(st_pipe_find(x.c, x.name, &x.o, &c, &n, &err), ST_OK);
+	assert_int_equal(n, 1);
+	assert_int_equal(c[0].header, 0x150);
+	assert_int_equal(c[0].nloads, 2);
+	assert_int_equal(c[0].loads[0], 0x200);
+	assert_int_equal(c[0].loads[1], 0x230);
+	assert_int_equal(c[0].nmembers, 8);
+	assert_int_equal(c[0].npeel, 8);
+	assert_int_equal(c[0].pred_from, -1);
+	if (st_pipe_apply(x.c, x.name, &x.o, c, n, &err))
+		fail_msg("%s", err.msg);
+	const uint8_t *code = st_cubin_code(x.c, 0, &size);
+	assert_int_equal(opcode_of(code + 0x1a0), 0x981); /* the peel's loads: LDG, unguarded */
+	assert_int_equal(code[0x1a1] >> 4, 7);
+	assert_int_equal(code[0x1c1] >> 4, 7);
+	assert_int_equal(code[0x2f1] >> 4, 0x8 | 1); /* B's end: @!P1 LDG */
+	assert_int_equal(code[0x311] >> 4, 0x8 | 1);
+	assert_int_equal(opcode_of(code + 0x320), 0x947);
+	st_pipe_cands_free(c);
+	st_test_kernel_close(&x);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -734,6 +767,7 @@ int main(void)
 		cmocka_unit_test(hazards),
 		cmocka_unit_test(apply_refusals),
 		cmocka_unit_test(timing_raises),
+		cmocka_unit_test(rowsum),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
