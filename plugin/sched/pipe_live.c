@@ -1,6 +1,7 @@
 /* CFG liveness of R/UR/P/UP registers for the pipe family (rule P4, the free predicate of P6).
- * Conservative: a guarded write kills nothing; a block ending in a branch other than BRA/EXIT with
- * known successors (BRX, JMX, CALL, RET, a BRA without a target) has everything live at its end. */
+ * Conservative: a guarded write kills nothing (nor does one under @!PT); a block ending in a branch
+ * other than BRA/EXIT with known successors (BRX, JMX, CALL, RET, a BRA without a target) has
+ * everything live at its end. */
 #include "pipe_internal.h"
 
 #include <stdlib.h>
@@ -66,7 +67,7 @@ static void through_block(const pp_kern *x, uint32_t first, uint32_t count, pp_s
 {
 	for (uint32_t i = first + count; i-- > first;) {
 		const st_sass_insn *in = &x->in[i];
-		if (in->guard < 0)
+		if (in->guard < 0 && !in->guard_neg) /* @!PT never runs: it kills nothing either */
 			for (unsigned d = 0; d < in->ndefs; d++)
 				for (unsigned r = 0; r < in->defs[d].count; r++)
 					pp_set_put(live, in->defs[d].file, in->defs[d].index + r, false);
