@@ -755,6 +755,58 @@ static void rowsum(void **state)
 	st_test_kernel_close(&x);
 }
 
+/* The cubin entries the rewrite uses: st_cubin_set_preds takes the guard anywhere and the ISETP fields
+ * on ISETP only, nothing else; st_cubin_set_branch re-targets a branch, and the new target survives a
+ * later permutation (the branch keeps naming its new instruction). */
+static void cubin_entries(void **state)
+{
+	(void)state;
+	st_test_kernel x;
+	st_test_kernel_open(&x, "triton-sm90", "layernorm_f16_1024x1024");
+	st_error err;
+	size_t size;
+	uint8_t w[16];
+	memcpy(w, st_cubin_code(x.c, 0, &size) + 0x1e0, 16); /* ISETP.GE.AND P2, PT, R7, R5, PT */
+	pp_isetp_set(w, 5, PP_OP_OR, 2, 1);
+	pp_guard_set(w, 3, 1);
+	assert_int_equal(st_cubin_set_preds(x.c, 0, 0x1e0 / 16, w, &err), ST_OK);
+	w[2] ^= 1; /* Rd */
+	assert_int_equal(st_cubin_set_preds(x.c, 0, 0x1e0 / 16, w, &err), ST_EINVAL);
+	memcpy(w, st_cubin_code(x.c, 0, &size) + 0x210, 16); /* LDG: bits 74..90 are no predicate fields */
+	pp_isetp_set(w, 5, PP_OP_OR, 2, 1);
+	assert_int_equal(st_cubin_set_preds(x.c, 0, 0x210 / 16, w, &err), ST_EINVAL);
+	assert_non_null(strstr(err.msg, "outside the predicate fields"));
+	const uint8_t *code = st_cubin_code(x.c, 0, &size);
+	assert_int_equal(pp_isetp_op(code + 0x1e0), PP_OP_OR);
+	assert_int_equal(code[0x1e1] >> 4, 0xb); /* @!P3 */
+	/* the back branch at 0x560 to 0x1b0: now to 0x1c0; then swap 0x1c0 and 0x1d0 */
+	assert_int_equal(st_cubin_set_branch(x.c, 0, 0x560 / 16, 0x1c0 / 16, &err), ST_OK);
+	bool found = false;
+	for (size_t i = 0; i < st_cubin_ref_count(x.c, 0); i++) {
+		const st_code_ref *r = st_cubin_ref(x.c, 0, i);
+		if (r->slot == 0x560 / 16) {
+			assert_int_equal(r->target, 0x1c0);
+			found = true;
+		}
+	}
+	assert_true(found);
+	size_t n = st_cubin_kernel(x.c, 0)->insn_count;
+	uint32_t *perm = malloc(n * sizeof *perm);
+	for (uint32_t j = 0; j < n; j++)
+		perm[j] = j;
+	perm[0x1c0 / 16] = 0x1d0 / 16;
+	perm[0x1d0 / 16] = 0x1c0 / 16;
+	assert_int_equal(st_cubin_permute(x.c, 0, perm, n, &err), ST_OK);
+	for (size_t i = 0; i < st_cubin_ref_count(x.c, 0); i++) {
+		const st_code_ref *r = st_cubin_ref(x.c, 0, i);
+		if (r->slot == 0x560 / 16)
+			assert_int_equal(r->target, 0x1d0); /* MOV R5, R23 moved there */
+	}
+	assert_int_equal(st_cubin_set_branch(x.c, 0, 0x1e0 / 16, 0x1c0 / 16, &err), ST_EINVAL); /* no branch */
+	free(perm);
+	st_test_kernel_close(&x);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -768,6 +820,7 @@ int main(void)
 		cmocka_unit_test(apply_refusals),
 		cmocka_unit_test(timing_raises),
 		cmocka_unit_test(rowsum),
+		cmocka_unit_test(cubin_entries),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
