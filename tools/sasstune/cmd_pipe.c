@@ -210,6 +210,9 @@ int st_cmd_pipe(int argc, char **argv)
 	int rc = ST_EXIT_OK;
 	if (st_cli_no_kernel(argv[0], c, path, kernel)) {
 		rc = ST_EXIT_FAIL;
+	} else if (!kernel && st_cubin_kernel_count(c) != 1) {
+		st_cli_error(argv[0], "%s: %zu kernels; name one with --kernel", path, st_cubin_kernel_count(c));
+		rc = ST_EXIT_USAGE;
 	} else if (why) {
 		cJSON *a = json ? cJSON_CreateArray() : NULL;
 		if (st_pipe_explain(c, kernel, &o, why_line, a, &err))
