@@ -134,6 +134,12 @@ st_status st_cubin_set_ctrl(st_cubin *c, size_t k, size_t slot, const uint8_t wo
 /* Replace the register fields (bytes 2, 3, 4, 8: Rd, Ra, Rb, Rc) of the instruction now in `slot` with
  * word's; any other difference is refused (the sched rename family, plugin/cubin/regs.c). */
 st_status st_cubin_set_regs(st_cubin *c, size_t k, size_t slot, const uint8_t word[16], st_error *err);
+/* Predicate fields (plugin/cubin/preds.c, docs/cubin.md "Predicate fields"): the guard [15:12] of the
+ * instruction now in `slot`, and on ISETP its op [75:74], destinations [83:81], [86:84] and combining
+ * input [90:87]; any other change is refused (the sched pipe family).  set_branch: the PC-relative
+ * branch now in `slot` names the instruction now in `target` instead (plugin/cubin/branch.c). */
+st_status st_cubin_set_preds(st_cubin *c, size_t k, size_t slot, const uint8_t word[16], st_error *err);
+st_status st_cubin_set_branch(st_cubin *c, size_t k, size_t slot, size_t target, st_error *err);
 /* Insertion (plugin/cubin/insert.c): the trailing NOP padding after the last EXIT / self-branch,
  * named by no reference, gives slots.  insertable: how many.  insert: the last padding NOP moves
  * to `slot` (old slots slot.. move down one; every reference keeps naming its instruction, so a

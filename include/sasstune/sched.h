@@ -13,7 +13,9 @@
 /* The legality model's version, part of the schedule cache key: bumped by every change to a
  * legality or checker rule (plugin/sched: model.c, state.c, check.c, check_move.c,
  * sched_internal.h, hoist.c, group.c, wait.c, sb.c, xblock.c, check_xblock.c, check_internal.h, rename.c,
- * rename_enc.c, check_rename.c, rename_internal.h, rename_regs.c, check_regs.c, occupancy.c; plugin/sass:
+ * rename_enc.c, check_rename.c, rename_internal.h, rename_regs.c, check_regs.c, occupancy.c, the pipe family's
+ * pipe.c, pipe_internal.h, pipe_live.c, pipe_find.c, pipe_apply.c, pipe_seq.c, pipe_timing.c/.h, pipe_enc.c and
+ * plugin/cubin/preds.c; plugin/sass:
  * latency.c, latency_tables.c, and since version 5 the operand decode operands.c, groups.c).  test_legality_version fails when those files change and
  * its recorded hash does not. */
 #define ST_LEGALITY_VERSION 7

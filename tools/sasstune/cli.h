@@ -23,6 +23,7 @@ enum {
 	X(disasm, "decode a kernel: control fields, operands, defs/uses, classes, latencies") \
 	X(moves, "list the legal moves of a kernel")                                          \
 	X(loops, "the loop study for software pipelining: loops, loads, trip counts")        \
+	X(pipe, "rotate a loop's loads across its back edge (family 3 form 1)")             \
 	X(shuffle, "apply a random walk of legal moves (for testing)")                        \
 	X(check, "report every constraint a rewritten cubin breaks")                          \
 	X(run, "verify and time a cubin on the GPU")                                          \

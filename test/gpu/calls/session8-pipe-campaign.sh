@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 8, GPU call "pipe": family 3 form 1 (the load-group rotation, docs/pipeline.md "Form 1:
+# Session 8, GPU call "pipe-campaign": family 3 form 1 (the load-group rotation, docs/pipeline.md "Form 1:
 # rotation") on the H200.
 #   1. The soundness campaign (test/gpu/soundness_pipe.c): on both layernorm fixtures (ptxas 12.8
 #      and 13.5) and the bench layernorm cubin, random choices of the rotation candidates, each
@@ -10,7 +10,7 @@
 #   2. The timing: `sasstune pipe --all` (every loop's largest group) and each single candidate,
 #      against stock with `sasstune compare` (PAIRS interleaved pairs) at the fixture's launch
 #      and at 4096x16384 and 2048x32768.
-#   bash test/gpu/calls/session8-pipe.sh    (WALKS_OWN=100 WALKS_1=300 WALKS_3=300 WALKS_4=400
+#   bash test/gpu/calls/session8-pipe-campaign.sh    (WALKS_OWN=100 WALKS_1=300 WALKS_3=300 WALKS_4=400
 #                                            PAIRS=400 PAR=8 CAMPAIGN_S=240 ...)
 # Device tool: carry [".deps"].  $OUT: campaign/<name>/summary.json, campaign.txt, timing.jsonl,
 # timing.md, build.log.
