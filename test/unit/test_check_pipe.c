@@ -1,0 +1,224 @@
+/* Unit tests of the pipe checker (plugin/sched/check_pipe*.c; docs/sched.md "Checker: pipe"): a
+ * rotation built by hand on layernorm's loop 0x1b0 (the load 0x210 and its group moved before the
+ * back branch, P2 renamed to P5, the ISETP combined with the exit predicate, a peel of the group and
+ * the feeder MOV R5, R23 before the loop) is accepted; one hand-made hazard per rule is reported
+ * with its rule.  The rotation is built with st_cubin_insert for the peel, then the body's slots are
+ * reordered and the P6 fields written in the image bytes (the back branch keeps naming the body's
+ * first slot, which a permutation moving the loop's first instruction would not give), and the
+ * cubin is opened again from those bytes. */
+#include "testutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct edit { char where; unsigned idx, at, len, v; } edit; /* 'p'eel or 't'ail copy idx's field */
+typedef struct rot {
+	uint32_t loop, bra;         /* original slots of the loop's first instruction and back branch */
+	const uint32_t *mem, *peel; /* original slots moved (in order) / copied into the peel (in order) */
+	size_t nm, np;
+	const edit *ed;
+	size_t ne;
+} rot;
+
+/* Loop 1 (0x1b0..0x560), the brief's example: the load 0x210 and its group, P2 renamed to P5. */
+static const uint32_t mem1[] = {27, 29, 30, 31, 32, 33};
+static const uint32_t peel1[] = {27, 28, 29, 30, 31, 32, 33};
+static const edit ed1[] = {
+	{'p', 3, 81, 3, 5}, {'p', 6, 12, 3, 5}, {'t', 2, 81, 3, 5}, {'t', 2, 74, 2, 1}, {'t', 2, 87, 4, 2}, {'t', 5, 12, 3, 5},
+};
+/* Loop 2 (0xc60..0x1210): the load 0xce0 (@!P4 LDG R18, [R26.64]) and its group 0xc60 IADD3, 0xc70
+ * CS2R, 0xc90 LEA, 0xca0 ISETP, 0xcb0 LEA.HI.X; the feeder 0xc80 MOV R5, R25 in the peel; P4 (the
+ * exit predicate) renamed to PF; in the body ISETP.GE.OR PF, PT, R15, R5, P4 (continue is !P4). */
+#define PF 6
+static const uint32_t mem2[] = {198, 199, 201, 202, 203, 206};
+static const uint32_t peel2[] = {198, 199, 200, 201, 202, 203, 206};
+static const edit ed2[] = {
+	{'p', 4, 81, 3, PF}, {'p', 6, 12, 3, PF}, {'t', 3, 81, 3, PF}, {'t', 3, 74, 2, 1}, {'t', 3, 87, 4, 4}, {'t', 5, 12, 3, PF},
+};
+#define N(a) (sizeof a / sizeof a[0])
+
+static void set_bits(uint8_t *w, unsigned at, unsigned len, unsigned v)
+{
+	for (unsigned i = 0; i < len; i++) {
+		uint8_t m = (uint8_t)(1u << ((at + i) % 8));
+		w[(at + i) / 8] = (uint8_t)((v >> i & 1) ? w[(at + i) / 8] | m : w[(at + i) / 8] & ~m);
+	}
+}
+
+/* Clear the reuse flags (bits 122..124) of a word in reuse mode. */
+static void clear_reuse(uint8_t *w)
+{
+	st_ctrl c = st_ctrl_decode(w);
+	if (c.yield && c.stall >= 1 && c.stall <= 11 && c.reuse) {
+		c.reuse = 0;
+		st_error err = {0};
+		assert_int_equal(st_ctrl_encode(w, c, &err), ST_OK);
+	}
+}
+
+/* Raise the stall of the word in tuned slot `slot` by `by` cycles. */
+static void bump(uint8_t *code, uint32_t slot, unsigned by)
+{
+	st_ctrl c = st_ctrl_decode(code + 16 * slot);
+	c.stall = (uint8_t)(c.stall + by);
+	st_error err = {0};
+	if (st_ctrl_encode(code + 16 * slot, c, &err))
+		fail_msg("stall at 0x%x: %s", 16 * slot, err.msg);
+}
+
+/* The rotation r of x's kernel: the peel inserted before 0x1b0, the body reordered (kept slots in
+ * order, then r->mem), the edits written, reuse cleared where the next instruction changed, then
+ * `fix` (may be NULL) on the image's code; opened again from the bytes. */
+static st_cubin *rotate(const st_test_kernel *x, const rot *r, void (*fix)(uint8_t *code))
+{
+	st_error err = {0};
+	st_cubin *w = st_test_cubin_copy(x->c);
+	size_t k = st_cubin_find_kernel(w, x->name), osz;
+	const uint8_t *ocode = st_cubin_code(x->c, k, &osz);
+	for (size_t i = 0; i < r->np; i++)
+		if (st_cubin_insert(w, k, r->loop + i, ocode + 16 * r->peel[i], &err))
+			fail_msg("insert: %s", err.msg);
+	size_t size;
+	const uint8_t *img = st_cubin_data(w, &size);
+	uint8_t *buf = malloc(size);
+	memcpy(buf, img, size);
+	uint8_t *code = buf + st_cubin_kernel(w, k)->file_offset;
+	uint32_t tb = r->loop + (uint32_t)r->np, nb = r->bra - r->loop, t = tb;
+	uint8_t *body = malloc(16 * nb);
+	for (uint32_t i = r->loop; i < r->bra; i++) { /* kept instructions, then the moved ones */
+		bool moved = false;
+		for (size_t m = 0; m < r->nm; m++)
+			moved |= r->mem[m] == i;
+		if (!moved)
+			memcpy(body + 16 * (t++ - tb), ocode + 16 * i, 16);
+	}
+	for (size_t m = 0; m < r->nm; m++)
+		memcpy(body + 16 * (t++ - tb), ocode + 16 * r->mem[m], 16);
+	memcpy(code + 16 * tb, body, 16 * nb);
+	free(body);
+	for (size_t e = 0; e < r->ne; e++) {
+		const edit *ed = &r->ed[e];
+		uint32_t slot = ed->where == 'p' ? r->loop + ed->idx : tb + nb - (uint32_t)r->nm + ed->idx;
+		set_bits(code + 16 * slot, ed->at, ed->len, ed->v);
+	}
+	for (uint32_t j = r->loop - 1; j < tb; j++) /* H's last and the peel */
+		clear_reuse(code + 16 * j);
+	for (uint32_t j = tb + nb - 1 - (uint32_t)r->nm; j < tb + nb; j++) /* before and in the tail */
+		clear_reuse(code + 16 * j);
+	if (fix)
+		fix(code);
+	st_cubin *out = NULL;
+	if (st_cubin_open_mem(buf, size, "pipe", &out, &err))
+		fail_msg("open: %s", err.msg);
+	free(buf);
+	st_cubin_free(w);
+	return out;
+}
+
+typedef struct seen { char lines[4096]; size_t n; } seen;
+static void collect(void *ctx, const char *kernel, uint32_t offset, const char *msg)
+{
+	seen *s = ctx;
+	(void)kernel;
+	size_t used = strlen(s->lines);
+	snprintf(s->lines + used, sizeof s->lines - used, "0x%04x %s\n", offset, msg);
+	s->n++;
+}
+
+/* The checker's lines on the rotation (printed); *bad its count. */
+static void check(const st_test_kernel *x, const rot *r, void (*fix)(uint8_t *), seen *s)
+{
+	st_cubin *t = rotate(x, r, fix);
+	st_error err = {0};
+	size_t bad = 0;
+	memset(s, 0, sizeof *s);
+	st_status rc = st_check_kernel(x->c, t, x->name, &x->o, collect, s, &bad, &err);
+	printf("%s", s->lines);
+	assert_int_equal(bad, s->n);
+	assert_int_equal(rc == ST_OK, bad == 0);
+	st_cubin_free(t);
+}
+
+static const rot good = {27, 86, mem1, peel1, N(mem1), N(peel1), ed1, N(ed1)};
+static const rot loop2 = {198, 289, mem2, peel2, N(mem2), N(peel2), ed2, N(ed2)};
+
+/* The stalls the rotation needs (P8): in the peel 0x1b0 IADD3 +2 (R7 to the LEA), 0x1d0 LEA +2 (R5
+ * from the MOV to the ISETP), 0x1e0 ISETP +1 (P3 to the LEA.HI.X), the LDG's to 2 (the body's
+ * first instruction waits on its scoreboard); in the tail 0x570 IADD3 +4, 0x590 ISETP +1. */
+static void fix_good(uint8_t *code)
+{
+	bump(code, 0x1b, 2), bump(code, 0x1d, 2), bump(code, 0x1e, 1), bump(code, 0x21, 1);
+	bump(code, 0x57, 4), bump(code, 0x59, 1);
+}
+
+typedef struct fixture { st_test_kernel x, v; } fixture; /* layernorm and its variant */
+
+static void accepts_rotation(void **state)
+{
+	fixture *f = *state;
+	seen s;
+	check(&f->v, &good, fix_good, &s);
+	assert_int_equal(s.n, 0);
+}
+
+/* The brief's example on the fixture itself: R14 (the group's address) is read at 0xa90 after only a
+ * predicated write on a path from the loop's exit, so it is live there. */
+static void fixture_r14_live(void **state)
+{
+	fixture *f = *state;
+	seen s;
+	check(&f->x, &good, fix_good, &s);
+	assert_int_equal(s.n, 1);
+	assert_non_null(strstr(s.lines, "pipe P4: R14 written by the group is live on the exit of loop 0x1b0 (read at 0xa90)"));
+}
+
+/* Loop 2 has no free predicate: P5 and P6 are used in it, P0..P3 are live after it. */
+static void no_free_predicate(void **state)
+{
+	fixture *f = *state;
+	seen s;
+	check(&f->x, &loop2, NULL, &s);
+	assert_non_null(strstr(s.lines, "pipe P6: P4 renamed to P6, which LEA at 0xf30 touches in the loop"));
+}
+
+/* The variant: layernorm with 0xa80's guard removed (@!P2 LDS R14 -> LDS R14), so that R14 is
+ * written before it is read after loop 1 and the example is legal; decoded with Triton's nvdisasm. */
+static int setup(void **state)
+{
+	static fixture f;
+	st_test_kernel_open(&f.x, "triton-sm90", "layernorm_f16_1024x1024");
+	size_t size, k = st_cubin_find_kernel(f.x.c, f.x.name);
+	const uint8_t *img = st_cubin_data(f.x.c, &size);
+	uint8_t *buf = malloc(size);
+	memcpy(buf, img, size);
+	set_bits(buf + st_cubin_kernel(f.x.c, k)->file_offset + 16 * 0xa8, 12, 4, 7);
+	st_error err = {0};
+	if (st_cubin_open_mem(buf, size, "layernorm-variant", &f.v.c, &err))
+		fail_msg("%s", err.msg);
+	free(buf);
+	static char nvdisasm[4096];
+	snprintf(nvdisasm, sizeof nvdisasm, "%s/nvdisasm", st_test_triton_bin() ? st_test_triton_bin() : ".");
+	f.v.o.nvdisasm = nvdisasm;
+	f.v.name = f.x.name;
+	*state = &f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	fixture *f = *state;
+	st_cubin_free(f->v.c);
+	st_test_kernel_close(&f->x);
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(accepts_rotation),
+		cmocka_unit_test(fixture_r14_live),
+		cmocka_unit_test(no_free_predicate),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
