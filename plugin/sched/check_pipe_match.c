@@ -101,10 +101,17 @@ static void retarget(cp *p, uint32_t j)
 	t->defs = r, t->ndefs = (uint8_t)nd, t->uses = r + nd, t->nuses = (uint8_t)nu;
 }
 
+/* A predicate field (3 bits at `at`, the negation bit after them) as text: "!P2", "PT". */
+static void pred_str(char *b, size_t n, const uint8_t *w, unsigned at)
+{
+	unsigned g = cp_bits(w, at, 3), neg = cp_bits(w, at + 3, 1);
+	snprintf(b, n, "%sP%c", neg ? "!" : "", g < 7 ? (char)('0' + g) : 'T');
+}
+
 static void guard_str(char *b, size_t n, const uint8_t *w)
 {
-	unsigned g = cp_bits(w, 12, 3), neg = cp_bits(w, 15, 1);
-	snprintf(b, n, "@%sP%c", neg ? "!" : "", g < 7 ? (char)('0' + g) : 'T');
+	b[0] = '@';
+	pred_str(b + 1, n - 1, w, 12);
 }
 
 /* Which fields of the tuned word tw differ from the wanted w, one line. */
@@ -126,10 +133,13 @@ static void report_edit(cp *p, uint32_t j, const st_sass_insn *x, const uint8_t 
 	guard_str(gw, sizeof gw, w), guard_str(gt, sizeof gt, tw);
 	if (strcmp(gw, gt))
 		cp_flag(p, j, "P6", "%s from 0x%x: guard %s, the rules want %s", x->opcode, 16 * x->index, gt, gw);
-	if (!cp_same_word(w, t2, false))
-		cp_flag(p, j, "P6", "%s from 0x%x: combine op, input, destination %u, %sP%u, P%u where the rules want %u, %sP%u, P%u",
-			x->opcode, 16 * x->index, cp_bits(tw, 74, 2), cp_bits(tw, 90, 1) ? "!" : "", cp_bits(tw, 87, 3),
-			cp_bits(tw, 81, 3), cp_bits(w, 74, 2), cp_bits(w, 90, 1) ? "!" : "", cp_bits(w, 87, 3), cp_bits(w, 81, 3));
+	if (!cp_same_word(w, t2, false)) {
+		char it[8], iw[8];
+		pred_str(it, sizeof it, tw, 87), pred_str(iw, sizeof iw, w, 87);
+		cp_flag(p, j, "P6", "%s from 0x%x: combine op, input, destination %u, %s, P%u where the rules want %u, %s, P%u",
+			x->opcode, 16 * x->index, cp_bits(tw, 74, 2), it, cp_bits(tw, 81, 3), cp_bits(w, 74, 2), iw,
+			cp_bits(w, 81, 3));
+	}
 }
 
 void cp_check_edits(cp *p, cp_loop *lo)

@@ -127,9 +127,8 @@ static void collect(void *ctx, const char *kernel, uint32_t offset, const char *
 }
 
 /* The checker's lines on the rotation (printed); *bad its count. */
-static void check(const st_test_kernel *x, const rot *r, void (*fix)(uint8_t *), seen *s)
+static void check_cubin(const st_test_kernel *x, st_cubin *t, seen *s)
 {
-	st_cubin *t = rotate(x, r, fix);
 	st_error err = {0};
 	size_t bad = 0;
 	memset(s, 0, sizeof *s);
@@ -138,6 +137,20 @@ static void check(const st_test_kernel *x, const rot *r, void (*fix)(uint8_t *),
 	assert_int_equal(bad, s->n);
 	assert_int_equal(rc == ST_OK, bad == 0);
 	st_cubin_free(t);
+}
+
+static void check(const st_test_kernel *x, const rot *r, void (*fix)(uint8_t *), seen *s)
+{
+	check_cubin(x, rotate(x, r, fix), s);
+}
+
+/* The line `want` is among the checker's lines on rotation r of f's variant. */
+static void reports(const st_test_kernel *x, const rot *r, void (*fix)(uint8_t *), const char *want)
+{
+	seen s;
+	check(x, r, fix, &s);
+	if (!strstr(s.lines, want))
+		fail_msg("no '%s' among:\n%s", want, s.lines);
 }
 
 static const rot good = {27, 86, mem1, peel1, N(mem1), N(peel1), ed1, N(ed1)};
@@ -182,6 +195,116 @@ static void no_free_predicate(void **state)
 	assert_non_null(strstr(s.lines, "pipe P6: P4 renamed to P6, which LEA at 0xf30 touches in the loop"));
 }
 
+/* P2: the group without 0x1f0 LEA.HI.X (moved and copied) */
+static void member_left_out(void **state)
+{
+	static const uint32_t mem[] = {27, 29, 30, 32, 33}, pl[] = {27, 28, 29, 30, 32, 33};
+	static const edit ed[] = {{'p', 3, 81, 3, 5}, {'p', 5, 12, 3, 5}, {'t', 2, 81, 3, 5}, {'t', 2, 74, 2, 1},
+				  {'t', 2, 87, 4, 2}, {'t', 4, 12, 3, 5}};
+	rot r = {27, 86, mem, pl, N(mem), N(pl), ed, N(ed)};
+	reports(&((fixture *)*state)->v, &r, fix_good,
+		"pipe P2: LEA.HI.X.SX32 at 0x1f0 is in the closure of the moved loads but was not moved");
+}
+
+/* P2: 0x220 IADD3 R9 (the next load's index) moved with the group */
+static void non_member_moved(void **state)
+{
+	static const uint32_t mem[] = {27, 29, 30, 31, 32, 33, 34}, pl[] = {27, 28, 29, 30, 31, 32, 33, 34};
+	rot r = {27, 86, mem, pl, N(mem), N(pl), ed1, N(ed1)};
+	r.ed = (const edit[]){{'p', 3, 81, 3, 5}, {'p', 6, 12, 3, 5}, {'t', 2, 81, 3, 5}, {'t', 2, 74, 2, 1},
+			      {'t', 2, 87, 4, 2}, {'t', 5, 12, 3, 5}};
+	reports(&((fixture *)*state)->v, &r, fix_good, "pipe P2: IADD3 from 0x220 moved but is not in the closure");
+}
+
+/* P6: the ISETP in the body not combined with the exit predicate (the load would run after the
+ * last pass) */
+static void guard_not_combined(void **state)
+{
+	rot r = good; /* the renames only */
+	static const edit ed[] = {{'p', 3, 81, 3, 5}, {'p', 6, 12, 3, 5}, {'t', 2, 81, 3, 5}, {'t', 5, 12, 3, 5}};
+	r.ed = ed, r.ne = N(ed);
+	reports(&((fixture *)*state)->v, &r, fix_good,
+		"pipe P6: ISETP.GE.AND from 0x1e0: combine op, input, destination 0, PT, P5 where the rules want 1, P2, P5");
+}
+
+/* P6: the load in the body keeps the old name P2 (the rename half done) */
+static void guard_not_renamed(void **state)
+{
+	static const edit ed[] = {{'p', 3, 81, 3, 5}, {'p', 6, 12, 3, 5}, {'t', 2, 81, 3, 5}, {'t', 2, 74, 2, 1},
+				  {'t', 2, 87, 4, 2}};
+	rot r = good;
+	r.ed = ed, r.ne = N(ed);
+	reports(&((fixture *)*state)->v, &r, fix_good, "pipe P6: LDG.E.64 from 0x210: guard @!P2, the rules want @!P5");
+}
+
+/* P7: the peel without the feeder 0x1c0 MOV R5, R23; and with it after the LEA */
+static void peel_feeder(void **state)
+{
+	static const uint32_t pl[] = {27, 29, 30, 31, 32, 33}, order[] = {27, 29, 28, 30, 31, 32, 33};
+	static const edit ed[] = {{'p', 2, 81, 3, 5}, {'p', 5, 12, 3, 5}, {'t', 2, 81, 3, 5}, {'t', 2, 74, 2, 1},
+				  {'t', 2, 87, 4, 2}, {'t', 5, 12, 3, 5}};
+	rot r = {27, 86, mem1, pl, N(mem1), N(pl), ed, N(ed)};
+	const st_test_kernel *v = &((fixture *)*state)->v;
+	reports(v, &r, NULL, "pipe P7: loop 0x1b0: a peel of 6 instructions, the moved ones and their feeders are 7");
+	rot o = good;
+	o.peel = order;
+	reports(v, &o, fix_good, "pipe P7: the peel's slot 0x1c0 is not a copy of MOV at 0x1c0 (a copy missing, extra or out of order)");
+}
+
+static void fix_short_tail(uint8_t *code)
+{
+	bump(code, 0x1b, 2), bump(code, 0x1d, 2), bump(code, 0x1e, 1), bump(code, 0x21, 1);
+	bump(code, 0x59, 1); /* not 0x570 */
+}
+
+static void fix_short_peel(uint8_t *code)
+{
+	bump(code, 0x1b, 2), bump(code, 0x1d, 2), bump(code, 0x1e, 1); /* not the peel's LDG */
+	bump(code, 0x57, 4), bump(code, 0x59, 1);
+}
+
+/* P8: the moved IADD3 too close to its reader in the tail; the peel's LDG too close to the body's
+ * first instruction, which waits on its scoreboard */
+static void stall_too_short(void **state)
+{
+	const st_test_kernel *v = &((fixture *)*state)->v;
+	reports(v, &good, fix_short_tail, "pipe P8: RAW on R7 (IADD3 -> LEA): 2 cycles apart, needs 6");
+	reports(v, &good, fix_short_peel, "pipe P8: LDG.E.64 -> MOV: set-to-wait on a scoreboard 1 cycles apart, needs 2");
+}
+
+static void fix_word(uint8_t *code)
+{
+	fix_good(code);
+	code[16 * 0x57 + 5] ^= 1; /* the moved IADD3's immediate/Rb field */
+}
+
+/* P6: an edit outside the fields the rules allow, on a moved instruction */
+static void edit_outside(void **state)
+{
+	reports(&((fixture *)*state)->v, &good, fix_word,
+		"pipe P6: IADD3 from 0x1b0: word edited outside the guard and ISETP fields the rules allow");
+}
+
+/* P1: loop 3 (0x1a70..0x1d00) stores (0x1ce0 STG): no rotation of its load 0x1af0 */
+static void store_in_loop(void **state)
+{
+	static const uint32_t mem[] = {0x1a7, 0x1a8, 0x1aa, 0x1ab, 0x1af};
+	rot r = {0x1a7, 0x1d0, mem, mem, N(mem), N(mem), NULL, 0};
+	reports(&((fixture *)*state)->v, &r, NULL, "pipe P1: STG.E.64 at 0x1ce0: loop 0x1a70 holds more than");
+}
+
+/* P7: one more instruction inserted elsewhere (a NOP at 0x10) */
+static void extra_insertion(void **state)
+{
+	const st_test_kernel *v = &((fixture *)*state)->v;
+	st_cubin *t = rotate(v, &good, fix_good);
+	st_error err = {0};
+	assert_int_equal(st_cubin_insert(t, st_cubin_find_kernel(t, v->name), 1, NULL, &err), ST_OK);
+	seen s;
+	check_cubin(v, t, &s);
+	assert_non_null(strstr(s.lines, "pipe P7: the word at 0x10 is not the original's LDC.64 at 0x10"));
+}
+
 /* The variant: layernorm with 0xa80's guard removed (@!P2 LDS R14 -> LDS R14), so that R14 is
  * written before it is read after loop 1 and the example is legal; decoded with Triton's nvdisasm. */
 static int setup(void **state)
@@ -219,6 +342,15 @@ int main(void)
 		cmocka_unit_test(accepts_rotation),
 		cmocka_unit_test(fixture_r14_live),
 		cmocka_unit_test(no_free_predicate),
+		cmocka_unit_test(member_left_out),
+		cmocka_unit_test(non_member_moved),
+		cmocka_unit_test(guard_not_combined),
+		cmocka_unit_test(guard_not_renamed),
+		cmocka_unit_test(peel_feeder),
+		cmocka_unit_test(stall_too_short),
+		cmocka_unit_test(edit_outside),
+		cmocka_unit_test(store_in_loop),
+		cmocka_unit_test(extra_insertion),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
