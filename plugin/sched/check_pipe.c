@@ -209,8 +209,13 @@ void ck_pipe(ck *c, const st_cubin *orig, size_t ko, const st_cubin *tuned, size
 		cp_flag(&p, 0, "P7", "the rewrite has %zu insertable slots, the original %zu", pt, po);
 	} else if (align(&p, orig, ko, (uint32_t)(po - pt))) {
 		check_refs(&p, orig, ko, tuned, kt);
-		for (size_t l = 0; l < p.nl; l++)
+		for (size_t l = 0; l < p.nl; l++) {
 			cp_check_rules(&p, &p.loops[l]);
+			for (size_t m = 0; m < p.nl; m++)
+				if (p.loops[m].l + 1 == p.loops[l].f)
+					cp_flag(&p, p.loops[l].tp, "P10", "loop 0x%x is entered from loop 0x%x, rotated too",
+						16 * p.loops[l].f, 16 * p.loops[m].f);
+		}
 		for (uint32_t j = 0; j < p.n; j++)
 			if (p.src[j] != CP_NONE) {
 				p.ti[j] = p.in[p.src[j]];

@@ -268,11 +268,16 @@ static void rename_rule(cp *p, cp_loop *lo, uint32_t I, unsigned g)
 				16 * q);
 			return;
 		}
-	size_t bx = (size_t)-1;
-	for (size_t b = 0; b < p->nb; b++)
-		if (p->bfirst[b] == lo->l + 1)
-			bx = b;
+	for (uint32_t q = I + 1; q <= lo->l; q++) { /* nothing outside the group reads I's value under the old name */
+		if (!lo->mem[q - lo->f] && reads(&p->in[q], ST_RF_P, g) && last_writer(p, lo, q, ST_RF_P, g) == I)
+			cp_flag(p, p->inv[q], "P6", "P%u renamed to P%u, but %s at 0x%x reads the value the ISETP at 0x%x wrote", g, t,
+				p->in[q].opcode, 16 * q, 16 * I);
+	}
+	size_t bx = exit_block(p, lo);
 	uint32_t at = CP_NONE;
+	if (last_writer(p, lo, lo->l + 1, ST_RF_P, g) == I && (bx == (size_t)-1 || cp_live_into(p, bx, ST_RF_P, g, &at)))
+		cp_flag(p, p->inv[I], "P6", "P%u renamed to P%u, but the old name is live on the exit of loop 0x%x (read at 0x%x)",
+			g, t, 16 * lo->f, at == CP_NONE ? 0 : 16 * at);
 	if (bx == (size_t)-1 || cp_live_into(p, bx, ST_RF_P, t, &at))
 		cp_flag(p, p->inv[I], "P6", "P%u renamed to P%u, which is live on the exit of loop 0x%x (read at 0x%x)", g, t,
 			16 * lo->f, at == CP_NONE ? 0 : 16 * at);

@@ -165,7 +165,7 @@ static void fix_good(uint8_t *code)
 	bump(code, 0x57, 4), bump(code, 0x59, 1);
 }
 
-typedef struct fixture { st_test_kernel x, v; } fixture; /* layernorm and its variant */
+typedef struct fixture { st_test_kernel x, v, iv; } fixture; /* layernorm and its variants */
 
 static void accepts_rotation(void **state)
 {
@@ -305,25 +305,61 @@ static void extra_insertion(void **state)
 	assert_non_null(strstr(s.lines, "pipe P7: the word at 0x10 is not the original's LDC.64 at 0x10"));
 }
 
-/* The variant: layernorm with 0xa80's guard removed (@!P2 LDS R14 -> LDS R14), so that R14 is
- * written before it is read after loop 1 and the example is legal; decoded with Triton's nvdisasm. */
-static int setup(void **state)
+/* P3: on the second variant, the group's ISETP reads R26 after the update at 0x1c0 */
+static void iv_after_update(void **state)
 {
-	static fixture f;
-	st_test_kernel_open(&f.x, "triton-sm90", "layernorm_f16_1024x1024");
-	size_t size, k = st_cubin_find_kernel(f.x.c, f.x.name);
-	const uint8_t *img = st_cubin_data(f.x.c, &size);
+	static const uint32_t pl[] = {27, 29, 30, 31, 32, 33};
+	static const edit ed[] = {{'p', 2, 81, 3, 5}, {'p', 5, 12, 3, 5}, {'t', 2, 81, 3, 5}, {'t', 2, 74, 2, 1},
+				  {'t', 2, 87, 4, 2}, {'t', 5, 12, 3, 5}};
+	rot r = {27, 86, mem1, pl, N(mem1), N(pl), ed, N(ed)};
+	reports(&((fixture *)*state)->iv, &r, NULL,
+		"pipe P3: ISETP.GE.AND from 0x1e0 reads R26 after its update at 0x1c0 (not shift-correct)");
+}
+
+/* The variant: layernorm with 0xa80's guard removed (@!P2 LDS R14 -> LDS R14), so that R14 is
+ * written before it is read after loop 1 and the example is legal. */
+/* x's kernel with `edit` applied to its code bytes, opened again; decoded by Triton's nvdisasm. */
+static void variant(const st_test_kernel *x, st_test_kernel *v, void (*patch)(uint8_t *code))
+{
+	size_t size, k = st_cubin_find_kernel(x->c, x->name);
+	const uint8_t *img = st_cubin_data(x->c, &size);
 	uint8_t *buf = malloc(size);
 	memcpy(buf, img, size);
-	set_bits(buf + st_cubin_kernel(f.x.c, k)->file_offset + 16 * 0xa8, 12, 4, 7);
+	patch(buf + st_cubin_kernel(x->c, k)->file_offset);
 	st_error err = {0};
-	if (st_cubin_open_mem(buf, size, "layernorm-variant", &f.v.c, &err))
+	if (st_cubin_open_mem(buf, size, "layernorm-variant", &v->c, &err))
 		fail_msg("%s", err.msg);
 	free(buf);
 	static char nvdisasm[4096];
 	snprintf(nvdisasm, sizeof nvdisasm, "%s/nvdisasm", st_test_triton_bin() ? st_test_triton_bin() : ".");
-	f.v.o.nvdisasm = nvdisasm;
-	f.v.name = f.x.name;
+	v->o.nvdisasm = nvdisasm;
+	v->name = x->name;
+}
+
+static void unguard_lds(uint8_t *code)
+{
+	set_bits(code + 16 * 0xa8, 12, 4, 7);
+}
+
+/* The second variant: the induction update (0x370 IADD3 R26, R26, 0x1000) and 0x1c0 MOV R5, R23
+ * trade places and the ISETP 0x1e0 compares R26 instead of R7: a member reading the IV after its
+ * update in the same pass. */
+static void iv_first(uint8_t *code)
+{
+	uint8_t t[16];
+	unguard_lds(code);
+	memcpy(t, code + 16 * 0x1c, 16);
+	memcpy(code + 16 * 0x1c, code + 16 * 0x37, 16);
+	memcpy(code + 16 * 0x37, t, 16);
+	code[16 * 0x1e + 3] = 26;
+}
+
+static int setup(void **state)
+{
+	static fixture f;
+	st_test_kernel_open(&f.x, "triton-sm90", "layernorm_f16_1024x1024");
+	variant(&f.x, &f.v, unguard_lds);
+	variant(&f.x, &f.iv, iv_first);
 	*state = &f;
 	return 0;
 }
@@ -332,6 +368,7 @@ static int teardown(void **state)
 {
 	fixture *f = *state;
 	st_cubin_free(f->v.c);
+	st_cubin_free(f->iv.c);
 	st_test_kernel_close(&f->x);
 	return 0;
 }
@@ -351,6 +388,7 @@ int main(void)
 		cmocka_unit_test(edit_outside),
 		cmocka_unit_test(store_in_loop),
 		cmocka_unit_test(extra_insertion),
+		cmocka_unit_test(iv_after_update),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
