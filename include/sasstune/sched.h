@@ -14,7 +14,9 @@
  * legality or checker rule (plugin/sched: model.c, state.c, check.c, check_move.c,
  * sched_internal.h, hoist.c, group.c, wait.c, sb.c, xblock.c, check_xblock.c, check_internal.h, rename.c,
  * rename_enc.c, check_rename.c, rename_internal.h, rename_regs.c, check_regs.c, occupancy.c; plugin/sass:
- * latency.c, latency_tables.c, and since version 5 the operand decode operands.c, groups.c).  test_legality_version fails when those files change and
+ * latency.c, latency_tables.c, and since version 5 the operand decode operands.c, groups.c; the pipe
+ * checker check_pipe.h, check_pipe.c, check_pipe_match.c, check_pipe_rules.c, check_pipe_live.c,
+ * check_pipe_time.c).  test_legality_version fails when those files change and
  * its recorded hash does not. */
 #define ST_LEGALITY_VERSION 6
 

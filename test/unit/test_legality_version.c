@@ -26,6 +26,8 @@ static const char *const rule_files[] = {
 	"plugin/sched/check_rename.c", "plugin/sched/rename_internal.h", "plugin/sched/rename_regs.c",
 	"plugin/sched/check_regs.c", "plugin/sched/occupancy.c", "plugin/sass/latency.c",
 	"plugin/sass/latency_tables.c", "plugin/sass/operands.c", "plugin/sass/groups.c",
+	"plugin/sched/check_pipe.h", "plugin/sched/check_pipe.c", "plugin/sched/check_pipe_match.c",
+	"plugin/sched/check_pipe_rules.c", "plugin/sched/check_pipe_live.c", "plugin/sched/check_pipe_time.c",
 };
 
 #define RECORDED_VERSION 6
