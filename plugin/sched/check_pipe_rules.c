@@ -4,6 +4,7 @@
 #include "check_pipe.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static bool has(const st_sass_reg *r, unsigned n, unsigned file, unsigned idx)
@@ -75,9 +76,13 @@ static bool feeder(const cp *p, const cp_loop *lo, uint32_t U, unsigned f, unsig
 /* P2: the closure of the moved loads, feeders marked apart. */
 static void closure(cp *p, cp_loop *lo)
 {
-	uint32_t work[CP_MAX_MEMBERS * 4], nw = 0;
+	uint32_t *work = malloc((lo->l - lo->f + 1) * sizeof *work), nw = 0; /* each B position pushed once */
+	if (!work) {
+		cp_flag(p, lo->tp, "P2", "out of memory");
+		return;
+	}
 	for (uint32_t i = lo->f; i < lo->l; i++)
-		if (lo->mem[i - lo->f] && is_load(&p->in[i]) && nw < CP_MAX_MEMBERS * 4)
+		if (lo->mem[i - lo->f] && is_load(&p->in[i]))
 			lo->clo[i - lo->f] = 1, work[nw++] = i;
 	while (nw) {
 		uint32_t q = work[--nw];
@@ -92,12 +97,13 @@ static void closure(cp *p, cp_loop *lo)
 						continue;
 					if (feeder(p, lo, w, r[k].file, r[k].index + u)) {
 						lo->feed[w - lo->f] = 1;
-					} else if (nw < CP_MAX_MEMBERS * 4) {
+					} else {
 						lo->clo[w - lo->f] = 1, work[nw++] = w;
 					}
 				}
 		}
 	}
+	free(work);
 	unsigned count = 0;
 	for (uint32_t i = lo->f; i < lo->l; i++) {
 		const st_sass_insn *x = &p->in[i];

@@ -290,7 +290,14 @@ static void store_in_loop(void **state)
 {
 	static const uint32_t mem[] = {0x1a7, 0x1a8, 0x1aa, 0x1ab, 0x1af};
 	rot r = {0x1a7, 0x1d0, mem, mem, N(mem), N(mem), NULL, 0};
-	reports(&((fixture *)*state)->v, &r, NULL, "pipe P1: STG.E.64 at 0x1ce0: loop 0x1a70 holds more than");
+	const st_test_kernel *v = &((fixture *)*state)->v;
+	reports(v, &r, NULL, "pipe P1: STG.E.64 at 0x1ce0: loop 0x1a70 holds more than");
+	/* P6: with P0 (also the exit predicate) renamed to P5, the loads 0x1b00 and 0x1b10 outside the
+	 * group would read the old name, which the ISETP no longer writes */
+	static const edit ed[] = {{'p', 2, 81, 3, 5}, {'p', 4, 12, 3, 5}, {'t', 2, 81, 3, 5}, {'t', 2, 74, 2, 1},
+				  {'t', 2, 87, 4, 0}, {'t', 4, 12, 3, 5}};
+	r.ed = ed, r.ne = N(ed);
+	reports(v, &r, NULL, "pipe P6: P0 renamed to P5, but LDG.E.64 at 0x1b00 reads the value the ISETP at 0x1aa0 wrote");
 }
 
 /* P7: one more instruction inserted elsewhere (a NOP at 0x10) */
