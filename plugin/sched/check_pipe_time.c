@@ -53,7 +53,7 @@ static int need(const cp *p, const st_sass_insn *a, const st_sass_insn *b, char 
 
 typedef struct path {
 	uint32_t *s;      /* tuned slots in execution order */
-	uint8_t *wrap;    /* 1 for the second pass of the wrap path */
+	uint8_t *wrap;    /* 1: the second pass of the wrap path; 2: the exit block after the last pass */
 	size_t n;
 	int32_t *pre;     /* original cycles before each original index */
 } path;
@@ -64,7 +64,7 @@ static int orig_dist(const cp *p, const cp_loop *lo, const path *w, size_t a, si
 	uint32_t A = p->src[w->s[a]], B = p->src[w->s[b]];
 	if (p->kind[w->s[a]] != CP_SAME || p->kind[w->s[b]] != CP_SAME)
 		return -1;
-	if (w->wrap[a] == w->wrap[b])
+	if (w->wrap[a] == w->wrap[b] || w->wrap[b] == 2) /* same pass, or B into its exit: layout order */
 		return A < B ? w->pre[B] - w->pre[A] : -1;
 	return w->pre[lo->l + 1] - w->pre[A] + w->pre[B] - w->pre[lo->f];
 }
@@ -96,7 +96,7 @@ static void walk(cp *p, const cp_loop *lo, const path *w, size_t from)
 			if (dt >= CK_LIMIT)
 				break;
 			if (p->src[w->s[a]] != CP_NONE && (w->wrap[a] != w->wrap[b] || !w->wrap[b]))
-				judge(p, lo, w, a, b, dt); /* in-pass pairs once, on the entry path */
+				judge(p, lo, w, a, b, dt); /* in-pass pairs once, on the entry path; crossing ones */
 		}
 	}
 }
@@ -172,6 +172,12 @@ void cp_check_timing(cp *p, cp_loop *lo)
 			w.wrap[w.n] = (uint8_t)pass, w.s[w.n++] = j;
 	walk(p, lo, &w, nb);
 	cover(p, &w, nb);
+	w.n = 0;
+	for (uint32_t j = tb; j <= tend; j++) /* the last pass into what follows it */
+		w.wrap[w.n] = 0, w.s[w.n++] = j;
+	for (uint32_t j = tend + 1; j < p->n && j <= tend + nb && p->lp[j] == 0; j++)
+		w.wrap[w.n] = 2, w.s[w.n++] = j;
+	walk(p, lo, &w, nb);
 	if (lo->e != CP_NONE && p->src[p->inv[lo->e]] != CP_NONE) {
 		int od = w.pre[lo->l] - w.pre[lo->e], dt = 0;
 		for (uint32_t j = p->inv[lo->e]; j < tend; j++)
