@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef struct edit { char where; unsigned idx, at, len, v; } edit; /* 'p'eel or 't'ail copy idx's field */
 typedef struct rot {
@@ -127,13 +128,16 @@ static void collect(void *ctx, const char *kernel, uint32_t offset, const char *
 }
 
 /* The checker's lines on the rotation (printed); *bad its count. */
+static bool quiet; /* the flip test: only failures print */
+
 static void check_cubin(const st_test_kernel *x, st_cubin *t, seen *s)
 {
 	st_error err = {0};
 	size_t bad = 0;
 	memset(s, 0, sizeof *s);
 	st_status rc = st_check_kernel(x->c, t, x->name, &x->o, collect, s, &bad, &err);
-	printf("%s", s->lines);
+	if (!quiet)
+		printf("%s", s->lines);
 	assert_int_equal(bad, s->n);
 	assert_int_equal(rc == ST_OK, bad == 0);
 	st_cubin_free(t);
@@ -326,6 +330,43 @@ static void iv_after_update(void **state)
 		"pipe P3: ISETP.GE.AND from 0x1e0 reads R26 after its update at 0x1c0 (not shift-correct)");
 }
 
+/* Any single bit flipped outside the control fields (105..124), anywhere in the rotated kernel's
+ * code, is a violation: the checker reads every word (kept, moved, copied, padding). */
+static void every_flip_caught(void **state)
+{
+	const st_test_kernel *v = &((fixture *)*state)->v;
+	st_cubin *t = rotate(v, &good, fix_good);
+	size_t size, k = st_cubin_find_kernel(t, v->name);
+	const uint8_t *img = st_cubin_data(t, &size);
+	size_t at = st_cubin_kernel(t, k)->file_offset, code = st_cubin_kernel(t, k)->size;
+	uint64_t rng = 0x243f6a8885a308d3ull;
+	quiet = true;
+	for (int n = 0; n < 160; n++) {
+		size_t bit;
+		do
+			bit = (size_t)(st_test_xorshift(&rng) % (8 * code));
+		while (bit % 128 >= 105 && bit % 128 <= 124);
+		if (n < 80) /* half of them in the loop's peel and body */
+			bit = 128 * (27 + st_test_xorshift(&rng) % 67) + bit % 105;
+		uint8_t *buf = malloc(size);
+		memcpy(buf, img, size);
+		buf[at + bit / 8] ^= (uint8_t)(1u << bit % 8);
+		st_cubin *f = NULL;
+		st_error err = {0};
+		if (st_cubin_open_mem(buf, size, "flip", &f, &err)) { /* a flip the reader refuses */
+			free(buf);
+			continue;
+		}
+		free(buf);
+		seen s;
+		check_cubin(v, f, &s);
+		if (!s.n)
+			fail_msg("bit %zu (slot 0x%zx, bit %zu) flipped and nothing reported", bit, bit / 128, bit % 128);
+	}
+	quiet = false;
+	st_cubin_free(t);
+}
+
 /* The variant: layernorm with 0xa80's guard removed (@!P2 LDS R14 -> LDS R14), so that R14 is
  * written before it is read after loop 1 and the example is legal. */
 /* x's kernel with `edit` applied to its code bytes, opened again; decoded by Triton's nvdisasm. */
@@ -342,7 +383,18 @@ static void variant(const st_test_kernel *x, st_test_kernel *v, void (*patch)(ui
 	free(buf);
 	static char nvdisasm[4096];
 	snprintf(nvdisasm, sizeof nvdisasm, "%s/nvdisasm", st_test_triton_bin() ? st_test_triton_bin() : ".");
-	v->o.nvdisasm = nvdisasm;
+	st_sass_opts o = {.nvdisasm = st_test_triton_bin() ? nvdisasm : NULL}; /* else the decoder's own search */
+	char *text = NULL, *path = strdup("/tmp/st-check-pipe-XXXXXX");
+	size_t len = 0;
+	int fd = mkstemp(path);
+	if (fd < 0 || st_sass_listing(v->c, &o, NULL, &text, &len, &err))
+		fail_msg("listing of the variant: %s", err.msg);
+	FILE *fp = fdopen(fd, "w");
+	assert_non_null(fp);
+	assert_int_equal(fwrite(text, 1, len, fp), len);
+	fclose(fp);
+	free(text);
+	v->o.listing = path; /* read from now on: the checker decodes the original once per call */
 	v->name = x->name;
 }
 
@@ -377,8 +429,12 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	fixture *f = *state;
-	st_cubin_free(f->v.c);
-	st_cubin_free(f->iv.c);
+	st_test_kernel *vs[] = {&f->v, &f->iv};
+	for (size_t i = 0; i < 2; i++) {
+		unlink(vs[i]->o.listing);
+		free((char *)vs[i]->o.listing);
+		st_cubin_free(vs[i]->c);
+	}
 	st_test_kernel_close(&f->x);
 	return 0;
 }
@@ -399,6 +455,7 @@ int main(void)
 		cmocka_unit_test(store_in_loop),
 		cmocka_unit_test(extra_insertion),
 		cmocka_unit_test(iv_after_update),
+		cmocka_unit_test(every_flip_caught),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
