@@ -331,7 +331,9 @@ static void iv_after_update(void **state)
 }
 
 /* Any single bit flipped outside the control fields (105..124), anywhere in the rotated kernel's
- * code, is a violation: the checker reads every word (kept, moved, copied, padding). */
+ * code, is a violation: the checker reads every word (kept, moved, copied, padding); so is a flip
+ * of the yield bit, a scoreboard or the wait mask (bits 109..121; every fourth flip of the second
+ * half). */
 static void every_flip_caught(void **state)
 {
 	const st_test_kernel *v = &((fixture *)*state)->v;
@@ -345,7 +347,7 @@ static void every_flip_caught(void **state)
 		size_t bit;
 		do
 			bit = (size_t)(st_test_xorshift(&rng) % (8 * code));
-		while (bit % 128 >= 105 && bit % 128 <= 124);
+		while (bit % 128 >= 105 && bit % 128 <= 124 && !(n % 4 == 3 && bit % 128 >= 109 && bit % 128 <= 121));
 		if (n < 80) /* half of them in the loop's peel and body */
 			bit = 128 * (27 + st_test_xorshift(&rng) % 67) + bit % 105;
 		uint8_t *buf = malloc(size);
