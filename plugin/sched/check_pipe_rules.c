@@ -295,7 +295,7 @@ static void guards(cp *p, cp_loop *lo)
 		const st_sass_insn *x = &p->in[X];
 		if (!lo->mem[X - lo->f] || (x->guard < 0 && !is_load(x)))
 			continue;
-		if (!is_load(x) || x->guard_file != ST_RF_P) {
+		if (!is_load(x) || (x->guard >= 0 && x->guard_file != ST_RF_P)) {
 			cp_flag(p, p->inv[X], "P6", "%s from 0x%x: a guarded member other than a load under a P guard", x->opcode,
 				16 * X);
 			continue;

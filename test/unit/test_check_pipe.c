@@ -87,15 +87,21 @@ static st_cubin *rotate(const st_test_kernel *x, const rot *r, void (*fix)(uint8
 	uint8_t *code = buf + st_cubin_kernel(w, k)->file_offset;
 	uint32_t tb = r->loop + (uint32_t)r->np, nb = r->bra - r->loop, t = tb;
 	uint8_t *body = malloc(16 * nb);
+	uint32_t *from = malloc(sizeof *from * (nb + 1));
 	for (uint32_t i = r->loop; i < r->bra; i++) { /* kept instructions, then the moved ones */
 		bool moved = false;
 		for (size_t m = 0; m < r->nm; m++)
 			moved |= r->mem[m] == i;
 		if (!moved)
-			memcpy(body + 16 * (t++ - tb), ocode + 16 * i, 16);
+			from[t - tb] = i, memcpy(body + 16 * (t++ - tb), ocode + 16 * i, 16);
 	}
 	for (size_t m = 0; m < r->nm; m++)
-		memcpy(body + 16 * (t++ - tb), ocode + 16 * r->mem[m], 16);
+		from[t - tb] = r->mem[m], memcpy(body + 16 * (t++ - tb), ocode + 16 * r->mem[m], 16);
+	from[nb] = r->bra;
+	for (uint32_t j = 0; j < nb; j++) /* a kept instruction followed by another than before */
+		if (from[j + 1] != from[j] + 1)
+			clear_reuse(body + 16 * j);
+	free(from);
 	memcpy(code + 16 * tb, body, 16 * nb);
 	free(body);
 	for (size_t e = 0; e < r->ne; e++) {
@@ -169,7 +175,7 @@ static void fix_good(uint8_t *code)
 	bump(code, 0x57, 4), bump(code, 0x59, 1);
 }
 
-typedef struct fixture { st_test_kernel x, v, iv; } fixture; /* layernorm and its variants */
+typedef struct fixture { st_test_kernel x, v, iv, pt; } fixture; /* layernorm and its variants */
 
 static void accepts_rotation(void **state)
 {
@@ -330,6 +336,28 @@ static void iv_after_update(void **state)
 		"pipe P3: ISETP.GE.AND from 0x1e0 reads R26 after its update at 0x1c0 (not shift-correct)");
 }
 
+/* An unguarded load (third variant): in the body @!P2 (continue), in the peel unguarded. */
+static const uint32_t mem3[] = {27, 29, 31, 33};
+
+static void fix_unguarded(uint8_t *code)
+{
+	bump(code, 0x1b, 4), bump(code, 0x1c, 3), bump(code, 0x1d, 6), bump(code, 0x1e, 1); /* the peel 0x1b0..0x1e0 */
+	bump(code, 0x1f, 2); /* MOV R5 now right before the ISETP that reads it (0x1d0 moved out) */
+	bump(code, 0x56, 4), bump(code, 0x57, 3), bump(code, 0x58, 6); /* the tail 0x560..0x590 */
+}
+
+static void unguarded_load_guarded_by_continue(void **state)
+{
+	const st_test_kernel *v = &((fixture *)*state)->pt;
+	static const edit ed[] = {{'t', 3, 12, 4, 2 | 8}};
+	rot r = {27, 86, mem3, mem3, N(mem3), N(mem3), ed, N(ed)};
+	seen s;
+	check(v, &r, fix_unguarded, &s);
+	assert_int_equal(s.n, 0);
+	r.ne = 0; /* left unguarded in the body: it would load after the last pass */
+	reports(v, &r, fix_unguarded, "pipe P6: LDG.E.64 from 0x210: guard @PT, the rules want @!P2");
+}
+
 /* Any single bit flipped outside the control fields (105..124), anywhere in the rotated kernel's
  * code, is a violation: the checker reads every word (kept, moved, copied, padding); so is a flip
  * of the yield bit, a scoreboard or the wait mask (bits 109..121; every fourth flip of the second
@@ -418,12 +446,24 @@ static void iv_first(uint8_t *code)
 	code[16 * 0x1e + 3] = 26;
 }
 
+/* The third variant: the load 0x210 unguarded, the ISETP 0x1e0 comparing R26 (so it reads nothing
+ * the group writes) and 0x200 CS2R zeroing the free R30..R31 instead of R6..R7: the group is 0x1b0
+ * IADD3, 0x1d0 LEA, 0x1f0 LEA.HI.X and the load, which in the body must be guarded by continue. */
+static void unguarded_load(uint8_t *code)
+{
+	unguard_lds(code);
+	set_bits(code + 16 * 0x21, 12, 4, 7);
+	code[16 * 0x1e + 3] = 26;
+	code[16 * 0x20 + 2] = 30;
+}
+
 static int setup(void **state)
 {
 	static fixture f;
 	st_test_kernel_open(&f.x, "triton-sm90", "layernorm_f16_1024x1024");
 	variant(&f.x, &f.v, unguard_lds);
 	variant(&f.x, &f.iv, iv_first);
+	variant(&f.x, &f.pt, unguarded_load);
 	*state = &f;
 	return 0;
 }
@@ -431,8 +471,8 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	fixture *f = *state;
-	st_test_kernel *vs[] = {&f->v, &f->iv};
-	for (size_t i = 0; i < 2; i++) {
+	st_test_kernel *vs[] = {&f->v, &f->iv, &f->pt};
+	for (size_t i = 0; i < 3; i++) {
 		unlink(vs[i]->o.listing);
 		free((char *)vs[i]->o.listing);
 		st_cubin_free(vs[i]->c);
@@ -458,6 +498,7 @@ int main(void)
 		cmocka_unit_test(extra_insertion),
 		cmocka_unit_test(iv_after_update),
 		cmocka_unit_test(every_flip_caught),
+		cmocka_unit_test(unguarded_load_guarded_by_continue),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
