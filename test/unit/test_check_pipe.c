@@ -68,36 +68,36 @@ static void bump(uint8_t *code, uint32_t slot, unsigned by)
 		fail_msg("stall at 0x%x: %s", 16 * slot, err.msg);
 }
 
-/* The rotation r of x's kernel: the peel inserted before 0x1b0, the body reordered (kept slots in
+/* The rotation r (original slots, sh slots lower in base) of base's kernel: the peel inserted before the loop, the body reordered (kept slots in
  * order, then r->mem), the edits written, reuse cleared where the next instruction changed, then
  * `fix` (may be NULL) on the image's code; opened again from the bytes. */
-static st_cubin *rotate(const st_test_kernel *x, const rot *r, void (*fix)(uint8_t *code))
+static st_cubin *rotate_on(const st_cubin *base, const char *name, const rot *r, uint32_t sh, void (*fix)(uint8_t *code))
 {
 	st_error err = {0};
-	st_cubin *w = st_test_cubin_copy(x->c);
-	size_t k = st_cubin_find_kernel(w, x->name), osz;
-	const uint8_t *ocode = st_cubin_code(x->c, k, &osz);
+	st_cubin *w = st_test_cubin_copy(base);
+	size_t k = st_cubin_find_kernel(w, name), osz;
+	const uint8_t *ocode = st_cubin_code(base, k, &osz);
 	for (size_t i = 0; i < r->np; i++)
-		if (st_cubin_insert(w, k, r->loop + i, ocode + 16 * r->peel[i], &err))
+		if (st_cubin_insert(w, k, (r->loop + sh) + i, ocode + 16 * (r->peel[i] + sh), &err))
 			fail_msg("insert: %s", err.msg);
 	size_t size;
 	const uint8_t *img = st_cubin_data(w, &size);
 	uint8_t *buf = malloc(size);
 	memcpy(buf, img, size);
 	uint8_t *code = buf + st_cubin_kernel(w, k)->file_offset;
-	uint32_t tb = r->loop + (uint32_t)r->np, nb = r->bra - r->loop, t = tb;
+	uint32_t tb = (r->loop + sh) + (uint32_t)r->np, nb = (r->bra + sh) - (r->loop + sh), t = tb;
 	uint8_t *body = malloc(16 * nb);
 	uint32_t *from = malloc(sizeof *from * (nb + 1));
-	for (uint32_t i = r->loop; i < r->bra; i++) { /* kept instructions, then the moved ones */
+	for (uint32_t i = (r->loop + sh); i < (r->bra + sh); i++) { /* kept instructions, then the moved ones */
 		bool moved = false;
 		for (size_t m = 0; m < r->nm; m++)
-			moved |= r->mem[m] == i;
+			moved |= (r->mem[m] + sh) == i;
 		if (!moved)
 			from[t - tb] = i, memcpy(body + 16 * (t++ - tb), ocode + 16 * i, 16);
 	}
 	for (size_t m = 0; m < r->nm; m++)
-		from[t - tb] = r->mem[m], memcpy(body + 16 * (t++ - tb), ocode + 16 * r->mem[m], 16);
-	from[nb] = r->bra;
+		from[t - tb] = (r->mem[m] + sh), memcpy(body + 16 * (t++ - tb), ocode + 16 * (r->mem[m] + sh), 16);
+	from[nb] = (r->bra + sh);
 	for (uint32_t j = 0; j < nb; j++) /* a kept instruction followed by another than before */
 		if (from[j + 1] != from[j] + 1)
 			clear_reuse(body + 16 * j);
@@ -106,10 +106,10 @@ static st_cubin *rotate(const st_test_kernel *x, const rot *r, void (*fix)(uint8
 	free(body);
 	for (size_t e = 0; e < r->ne; e++) {
 		const edit *ed = &r->ed[e];
-		uint32_t slot = ed->where == 'p' ? r->loop + ed->idx : tb + nb - (uint32_t)r->nm + ed->idx;
+		uint32_t slot = ed->where == 'p' ? (r->loop + sh) + ed->idx : tb + nb - (uint32_t)r->nm + ed->idx;
 		set_bits(code + 16 * slot, ed->at, ed->len, ed->v);
 	}
-	for (uint32_t j = r->loop - 1; j < tb; j++) /* H's last and the peel */
+	for (uint32_t j = (r->loop + sh) - 1; j < tb; j++) /* H's last and the peel */
 		clear_reuse(code + 16 * j);
 	for (uint32_t j = tb + nb - 1 - (uint32_t)r->nm; j < tb + nb; j++) /* before and in the tail */
 		clear_reuse(code + 16 * j);
@@ -121,6 +121,11 @@ static st_cubin *rotate(const st_test_kernel *x, const rot *r, void (*fix)(uint8
 	free(buf);
 	st_cubin_free(w);
 	return out;
+}
+
+static st_cubin *rotate(const st_test_kernel *x, const rot *r, void (*fix)(uint8_t *code))
+{
+	return rotate_on(x->c, x->name, r, 0, fix);
 }
 
 typedef struct seen { char lines[4096]; size_t n; } seen;
@@ -358,6 +363,24 @@ static void unguarded_load_guarded_by_continue(void **state)
 	reports(v, &r, fix_unguarded, "pipe P6: LDG.E.64 from 0x210: guard @PT, the rules want @!P2");
 }
 
+/* Two loops: loop 1 of the third variant rotated (accepted alone), then loop 2 (7 slots lower
+ * now) with its group: every line is loop 2's, P6 first (no free predicate). */
+static void two_loops(void **state)
+{
+	const st_test_kernel *v = &((fixture *)*state)->pt;
+	static const edit ed[] = {{'t', 3, 12, 4, 2 | 8}};
+	rot r1 = {27, 86, mem3, mem3, N(mem3), N(mem3), ed, N(ed)};
+	st_cubin *t1 = rotate(v, &r1, fix_unguarded);
+	st_cubin *t2 = rotate_on(t1, v->name, &loop2, 4, NULL);
+	st_cubin_free(t1);
+	seen s;
+	check_cubin(v, t2, &s);
+	assert_non_null(strstr(s.lines, "0x1290 pipe P6: P4 renamed to P6, which LEA at 0xf30 touches in the loop"));
+	for (const char *l = s.lines; *l; l = strchr(l, '\n') + 1)
+		if (strtoul(l, NULL, 16) < 0xc60)
+			fail_msg("a line about loop 1: %.80s", l);
+}
+
 /* Any single bit flipped outside the control fields (105..124), anywhere in the rotated kernel's
  * code, is a violation: the checker reads every word (kept, moved, copied, padding); so is a flip
  * of the yield bit, a scoreboard or the wait mask (bits 109..121; every fourth flip of the second
@@ -499,6 +522,7 @@ int main(void)
 		cmocka_unit_test(iv_after_update),
 		cmocka_unit_test(every_flip_caught),
 		cmocka_unit_test(unguarded_load_guarded_by_continue),
+		cmocka_unit_test(two_loops),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
