@@ -207,6 +207,9 @@ void ck_pipe(ck *c, const st_cubin *orig, size_t ko, const st_cubin *tuned, size
 		p.src[j] = CP_NONE;
 	if (osz != tsz || pt > po) {
 		cp_flag(&p, 0, "P7", "the rewrite has %zu insertable slots, the original %zu", pt, po);
+	} else if (st_cubin_regcount(orig, ko) != st_cubin_regcount(tuned, kt)) {
+		cp_flag(&p, 0, "P9", "register count %u, the original's %u", st_cubin_regcount(tuned, kt),
+			st_cubin_regcount(orig, ko));
 	} else if (align(&p, orig, ko, (uint32_t)(po - pt))) {
 		check_refs(&p, orig, ko, tuned, kt);
 		for (size_t l = 0; l < p.nl; l++) {

@@ -363,6 +363,18 @@ static void unguarded_load_guarded_by_continue(void **state)
 	reports(v, &r, fix_unguarded, "pipe P6: LDG.E.64 from 0x210: guard @PT, the rules want @!P2");
 }
 
+/* P9: the register count raised on an otherwise accepted rotation */
+static void regcount_changed(void **state)
+{
+	const st_test_kernel *v = &((fixture *)*state)->v;
+	st_cubin *t = rotate(v, &good, fix_good);
+	st_error err = {0};
+	assert_int_equal(st_cubin_set_regcount(t, st_cubin_find_kernel(t, v->name), 40, &err), ST_OK);
+	seen s;
+	check_cubin(v, t, &s);
+	assert_non_null(strstr(s.lines, "pipe P9: register count 40, the original's 32"));
+}
+
 /* Two loops: loop 1 of the third variant rotated (accepted alone), then loop 2 (7 slots lower
  * now) with its group: every line is loop 2's, P6 first (no free predicate). */
 static void two_loops(void **state)
@@ -523,6 +535,7 @@ int main(void)
 		cmocka_unit_test(every_flip_caught),
 		cmocka_unit_test(unguarded_load_guarded_by_continue),
 		cmocka_unit_test(two_loops),
+		cmocka_unit_test(regcount_changed),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
