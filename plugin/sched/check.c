@@ -1148,6 +1148,14 @@ st_status st_check_kernel(const st_cubin *orig, const st_cubin *tuned, const cha
 	c.name = st_sass_name(k);
 	c.report = report;
 	c.ctx = ctx;
+	if (tsize == 16 * c.n && st_cubin_insertable(tuned, kt) != st_cubin_insertable(orig, ko)) {
+		ck_pipe(&c, orig, ko, tuned, kt); /* padding used: a pipe rewrite, judged alone */
+		if (violations)
+			*violations = c.bad;
+		st_sass_free(k);
+		return c.bad ? st_error_set(err, ST_EILLEGAL, "%s: %zu constraint%s broken", name, c.bad, c.bad == 1 ? "" : "s")
+			     : ST_OK;
+	}
 	if (tsize != 16 * c.n) {
 		st_error_set(err, ST_EILLEGAL, "%s has %zu instructions in the original and %zu in %s", name, c.n,
 			     tsize / 16, st_cubin_name(tuned));

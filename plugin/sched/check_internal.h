@@ -50,6 +50,9 @@ void ck_flag(ck *c, uint32_t slot, const char *msg);
 void ck_xblock(ck *c);
 /* The register-count rules K1, K2 (check_regs.c). */
 void ck_regcount(ck *c, const st_cubin *orig, size_t ko, const st_cubin *tuned, size_t kt);
+/* A rewrite that used padding slots: judged as a pipe rewrite (family 3 form 1) alone, with c's
+ * k, in, n, sm, name and report set (check_pipe*.c). */
+void ck_pipe(ck *c, const st_cubin *orig, size_t ko, const st_cubin *tuned, size_t kt);
 /* The checker's own reading: register runs a and b share a register (same file, intersecting
  * [index, index + count)). */
 static inline bool ck_regs_meet(const st_sass_reg *a, const st_sass_reg *b)

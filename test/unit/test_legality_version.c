@@ -29,10 +29,12 @@ static const char *const rule_files[] = {
 	"plugin/sched/pipe.c", "plugin/sched/pipe_internal.h", "plugin/sched/pipe_live.c", "plugin/sched/pipe_find.c",
 	"plugin/sched/pipe_apply.c", "plugin/sched/pipe_seq.c", "plugin/sched/pipe_timing.c", "plugin/sched/pipe_timing.h",
 	"plugin/sched/pipe_enc.c", "plugin/cubin/preds.c",
+	"plugin/sched/check_pipe.h", "plugin/sched/check_pipe.c", "plugin/sched/check_pipe_match.c",
+	"plugin/sched/check_pipe_rules.c", "plugin/sched/check_pipe_live.c", "plugin/sched/check_pipe_time.c",
 };
 
 #define RECORDED_VERSION 7
-#define RECORDED_HASH "0d04b3e3a468052e6b8154cd808e24ee2bcb4f45103cfebb252d99d8ec5f9a6f"
+#define RECORDED_HASH "6fd4e7aec47fe744d95299fc221fc7d1d46c425f4be5e2bcf1939c95e08e36de"
 
 /* SHA-256 over "<path>\n<SHA-256 of the file>\n" for each file, in order. */
 static void rules_hash(char out[65])
