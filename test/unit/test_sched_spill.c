@@ -13,6 +13,7 @@
 #include "sasstune/cubin.h"
 #include "sasstune/schedule.h"
 #include "sasstune/sched.h"
+#include "sched/sched_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -187,12 +188,85 @@ static void test_war_read_sb(void **state_)
 	st_test_kernel_close(&x);
 }
 
+/* An sb move naming a k that another instruction sets or waits on near P's wait (only a schedule
+ * can: the list offers a locally idle k) must keep set-to-wait: the model refuses it (sb.c,
+ * session 8), and the same edit made raw is what the checker calls a set-to-wait violation.  The
+ * original has no such case (ptxas's own distances are the requirement there): random walks bring
+ * setters and waits together. */
+static uint64_t rng = 0x5eed5011ull;
+
+static int find_s2w(const st_sched *s, st_move *out, uint32_t *y)
+{
+	st_error err = {0};
+	for (uint32_t j = 0; j < st_sched_count(s); j++)
+		for (unsigned a = 0; a < 14; a++) {
+			st_move mv = {ST_MOVE_SB, (uint8_t)(a < 6 ? a : a + 2), j, {0}};
+			if (st_sched_check(s, mv, &err) != ST_EILLEGAL || !strstr(err.msg, "set-to-wait"))
+				continue;
+			st_ctrl c = st_sched_ctrl(s, j);
+			unsigned old = a < 6 ? c.wbar : c.rbar;
+			uint32_t q = j + 1;
+			while (!(st_sched_ctrl(s, q).wait >> old & 1))
+				q++;
+			print_message("  %s (wait at 0x%x)\n", err.msg, 16 * q);
+			*out = mv;
+			*y = q;
+			return 1;
+		}
+	return 0;
+}
+
+static void test_sb_set_to_wait(void **state_)
+{
+	(void)state_;
+	st_test_kernel x;
+	st_error err = {0};
+	st_test_kernel_open(&x, "spill", "attn_spill");
+	st_sched *s = st_test_sched_new(&x, ALL_FAMILIES);
+	st_move mv;
+	uint32_t y = 0;
+	int found = find_s2w(s, &mv, &y);
+	assert_int_equal(found, 0);
+	for (int step = 1; step <= 600 && !found; step++) {
+		size_t n = st_sched_move_count(s);
+		assert_true(n > 0);
+		assert_int_equal(st_sched_apply(s, st_sched_move(s, st_test_xorshift(&rng) % n), &err), ST_OK);
+		if (step % 25 == 0)
+			found = find_s2w(s, &mv, &y);
+	}
+	assert_int_equal(found, 1);
+	st_cubin *t = st_test_cubin_copy(x.c);
+	assert_int_equal(st_sched_to_cubin(s, t, 0, &err), ST_OK);
+	assert_int_equal(violations(&x, t), 0);
+	unsigned k = mv.arg & 7;
+	st_ctrl p = st_sched_ctrl(s, mv.slot), c = st_sched_ctrl(s, y);
+	if (mv.arg >> 3)
+		p.rbar = (uint8_t)k;
+	else
+		p.wbar = (uint8_t)k;
+	c.wait = (uint8_t)(c.wait | 1u << k);
+	st_schedule *edit = NULL;
+	assert_int_equal(st_schedule_new(&edit, &err), ST_OK);
+	assert_int_equal(st_schedule_add_ctrl(edit, x.name, mv.slot, p, &err), ST_OK);
+	assert_int_equal(st_schedule_add_ctrl(edit, x.name, y, c, &err), ST_OK);
+	assert_int_equal(st_schedule_apply(edit, t, &err), ST_OK);
+	assert_true(violations(&x, t) >= 1);
+	char want[64];
+	snprintf(want, sizeof want, "set-to-wait on SB%u", k);
+	assert_non_null(strstr(msgs, want));
+	st_schedule_free(edit);
+	st_cubin_free(t);
+	st_sched_free(s);
+	st_test_kernel_close(&x);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_swap_inherited_wait),
 		cmocka_unit_test(test_sb_anchor),
 		cmocka_unit_test(test_war_read_sb),
+		cmocka_unit_test(test_sb_set_to_wait),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
