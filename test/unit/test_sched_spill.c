@@ -7,7 +7,8 @@
  *   the producer's first wait in the original too; the checker no longer asks it (as check_waits);
  * - WAR through a read SB: an LDGSTS (no write SB, read SB4) guards its sources by SB4 only; the
  *   checker treated it as guarded by every SB.
- * Each: the checker's verdict on the walk, and the hazard the rule must still catch. */
+ * Each: the checker's verdict on the walk, and the hazard the rule must still catch.  And sb rule
+ * S7 (found alongside): a schedule's sb move onto a k set or waited on near Y keeps set-to-wait. */
 #include "testutil.h"
 
 #include "sasstune/cubin.h"
