@@ -882,8 +882,8 @@ static uint32_t reassigned_from(const ck *c, uint32_t P, int k)
 /* Why the insn at tuned slot q may not issue without a wait on SB k (NULL: it may): it is one the
  * SB may also order (memory, variable-latency, fixed, tensor, special), or shares a register
  * with a GMMA/tensor/special instruction, or it depends on a producer P whose SB k guards that
- * dependence (RAW/WAW: k is P's write SB, or P has none; WAR: k is P's read or write SB) and
- * some path from P reaches q in the tuned kernel with no wait on SB k. */
+ * dependence (RAW/WAW: k is P's write SB, or P has none; WAR: k is P's read or write SB, or P has
+ * neither) and some path from P reaches q in the tuned kernel with no wait on SB k. */
 static const char *needs_wait(const ck *c, int k, uint32_t q, uint8_t *seen)
 {
 	uint32_t Q = c->map[q];
@@ -902,9 +902,12 @@ static const char *needs_wait(const ck *c, int k, uint32_t q, uint8_t *seen)
 		st_ctrl pt = c->ct[c->inv[P]]; /* its tuned SBs (check_sb judges a re-assigned one) */
 		if (q < reassigned_from(c, P, k))
 			continue; /* on k by re-assignment, and the original never waited for it before q */
+		/* an unclaimed result (no write SB) is guarded through any SB a later producer of its queue
+		 * sets; its sources too, unless it has a read SB: that one is released when they are read */
 		bool no_wsb = varlat(p) && p->ctrl.wbar == ST_SB_NONE;
+		bool no_sb = no_wsb && p->ctrl.rbar == ST_SB_NONE;
 		bool raw = (pt.wbar == k || no_wsb) && conflicts(p, y, 0);
-		bool war = (pt.rbar == k || pt.wbar == k || no_wsb) && conflicts(p, y, 1);
+		bool war = (pt.rbar == k || pt.wbar == k || no_sb) && conflicts(p, y, 1);
 		if ((raw || war) && reaches_unwaited(c, c->inv[P], k, q, seen))
 			return raw ? "reads or writes what a producer on that SB writes, with no wait on the way"
 				   : "overwrites a source of a producer on that SB, with no wait on the way";
@@ -977,7 +980,8 @@ static uint8_t sbs_reserved(const ck *c)
  * is a plain variable-latency producer, neither SB is reserved, a wait on nw follows it in its
  * block, and nothing from the earliest (tuned) instruction after it that waited on o in the
  * original up to that wait needs it (needs_wait on nw, on the tuned kernel; before that point
- * check_coverage judges its consumers).  Other waits on nw may wait for it too: slower, not wrong
+ * check_coverage judges its consumers; one that issued before the first of those waits in the
+ * original too is not asked, as in check_waits).  Other waits on nw may wait for it too: slower, not wrong
  * (nw is never counted).  Waits on o added later (swaps, other re-assignments) do not count. */
 static void check_sb_field(ck *c, uint32_t t, int o, int nw, uint8_t reserved, uint8_t *seen)
 {
@@ -1003,8 +1007,13 @@ static void check_sb_field(ck *c, uint32_t t, int o, int nw, uint8_t reserved, u
 			  nw, nw);
 		return;
 	}
+	uint32_t W0 = P + 1; /* the first original wait on o after it (original order) */
+	while (W0 <= c->blast[p->block] && !(c->in[W0].ctrl.wait >> o & 1))
+		W0++;
 	for (uint32_t q = wo; q < wn; q++) {
-		const char *why = needs_wait(c, nw, q, seen);
+		/* one that issued before W0 in the original never waited for it there either (as in
+		 * check_waits; a pair the tuned order reverses is judged by the order rules) */
+		const char *why = c->map[q] < W0 ? NULL : needs_wait(c, nw, q, seen);
 		if (why)
 			violation(c, q, "%s issues before the wait on SB%d (at 0x%x) of %s (0x%x, was SB%d) and %s",
 				  c->in[c->map[q]].opcode, nw, 16 * wn, p->opcode, 16 * t, o, why);

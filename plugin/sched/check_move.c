@@ -191,7 +191,10 @@ static st_status check_swap(const st_sched *s, uint32_t i, sc_fix *fix, walk *w,
 				snprintf(wpre, sizeof wpre, "%s, %d cycles apart, needs %d", what, d, r);
 		}
 		int sb;
-		r = sb_required(s, P, B, cb.wait, &sb);
+		/* B's waits after the fix-up, A's included: A may have met P's set-to-wait only because the
+		 * original had A under 2 cycles after P (req = that distance), which B's own pair need not
+		 * (the spill fixture: a wait copied up from an LEA 1 cycle after an STL's read SB) */
+		r = sb_required(s, P, B, (uint8_t)(cb.wait | ca.wait), &sb);
 		if (r > d && r - d > need_pre) {
 			need_pre = r - d;
 			if (err)

@@ -19,7 +19,10 @@
  *     P up to Y (locally idle, so P gets an SB of its own there; every such k gives the same
  *     waits).  The read range is those slots, so the move cache stays local.
  *  S6 the rest of the model reads P's SBs from the current state (swap rule 5: P never crosses a
- *     wait on k; the stall rule; the wait family's guards). */
+ *     wait on k; the stall rule; the wait family's guards).
+ *  S7 set-to-wait (swap rule 7) holds with k: every wait on k from P up to Y is far enough from P,
+ *     and Y from every other setter of k (s2w_short).  Listed moves always pass it (k is locally
+ *     idle); a schedule naming another k may not (session 8). */
 #include "sched_internal.h"
 
 #include <string.h>
@@ -61,6 +64,41 @@ static uint32_t first_wait(const st_sched *s, uint32_t j, unsigned sb)
 	return UINT32_MAX;
 }
 
+/* Set-to-wait with k (swap rule 7: 2 cycles, or the original distance if less): P at slot j now
+ * sets k, Y at slot y now waits on it.  Every wait on k from j+1 up to Y must be far enough from P,
+ * and Y from every other setter of k before it.  Listed moves pass (k is locally idle); a schedule
+ * naming another k may fail it (session 8).  *lo: lowered to the lowest slot read. */
+static int s2w_required(const st_sched *s, uint32_t p, uint32_t q)
+{
+	const sc_info *a = &s->m.si[p], *b = &s->m.si[q];
+	int32_t od = b->orig_t - a->orig_t;
+	bool same = a->block == b->block && !sc_xblock_moved(s, p) && !sc_xblock_moved(s, q);
+	return same && od >= 0 && od < 2 ? od : 2;
+}
+
+static bool s2w_short(const st_sched *s, uint32_t j, uint32_t y, unsigned k, uint32_t *lo)
+{
+	uint32_t P = s->at[j], Y = s->at[y], first = s->m.bfirst[s->m.si[P].block];
+	int d = s->ctrl[P].stall;
+	for (uint32_t q = j + 1; q <= y && d < 2; q++) {
+		uint32_t Q = s->at[q];
+		if ((q == y || (s->ctrl[Q].wait >> k & 1)) && d < s2w_required(s, P, Q))
+			return true;
+		d += s->ctrl[Q].stall;
+	}
+	d = 0;
+	for (uint32_t q = y; q-- > first;) {
+		uint32_t Q = s->at[q];
+		d += s->ctrl[Q].stall;
+		*lo = q < *lo ? q : *lo;
+		if (d >= 2)
+			break;
+		if (q != j && (sets_of(s->ctrl[Q]) >> k & 1) && d < s2w_required(s, Q, Y))
+			return true;
+	}
+	return false;
+}
+
 st_status sc_check_sb(const st_sched *s, st_move mv, sc_fix *fix, uint32_t *rlo, uint32_t *rhi, st_error *err)
 {
 	const sc_model *m = &s->m;
@@ -98,6 +136,13 @@ st_status sc_check_sb(const st_sched *s, st_move mv, sc_fix *fix, uint32_t *rlo,
 	if (k == old || (s->sb_reserved >> k & 1))
 		return st_error_set(err, ST_EILLEGAL, "sb 0x%x (%s): SB%u is %s", 16 * j, op, k,
 				    k == old ? "the one it sets" : "named by a DEPBAR (or counts LDGSTS groups)");
+	uint32_t lo = j;
+	bool shrt = s2w_short(s, j, y, k, &lo);
+	if (rlo)
+		*rlo = lo;
+	if (shrt)
+		return st_error_set(err, ST_EILLEGAL, "sb 0x%x (%s): SB%u would be waited on under 2 cycles after it is set "
+				    "(set-to-wait)", 16 * j, op, k);
 	if (fix) {
 		uint32_t Y = s->at[y];
 		st_ctrl np = c, ny = s->ctrl[Y];
