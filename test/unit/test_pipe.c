@@ -106,7 +106,7 @@ static void find_fixtures(void **state)
 		st_pipe_cands_free(c);
 		whys w = {0};
 		assert_int_equal(st_pipe_explain(x.c, x.name, &x.o, collect, &w, &err), ST_OK);
-		const char *msg;
+		const char *msg = NULL;
 		assert_string_equal(why_at(&w, 0x210, &msg), "P4");
 		assert_string_equal(msg, "R14 written by the group is live on the loop's exit edge (0x560)");
 		assert_string_equal(why_at(&w, 0x2d0, &msg), "P4"); /* P4 (the predicate) written at 0x290 */
@@ -136,7 +136,7 @@ static void find_bench(void **state)
 	st_pipe_cands_free(cands);
 	whys w = {0};
 	assert_int_equal(st_pipe_explain(c, NULL, &o, collect, &w, &err), ST_OK);
-	const char *msg;
+	const char *msg = NULL;
 	assert_string_equal(why_at(&w, 0x2c0, &msg), "P4");
 	assert_string_equal(why_at(&w, 0xd60, &msg), "P6");
 	assert_string_equal(why_at(&w, 0x1d70, &msg), "P1");

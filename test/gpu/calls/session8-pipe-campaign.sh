@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
-# Session 8, GPU call "pipe-campaign": family 3 form 1 (the load-group rotation, docs/pipeline.md "Form 1:
-# rotation") on the H200.
-#   1. The soundness campaign (test/gpu/soundness_pipe.c): on both layernorm fixtures (ptxas 12.8
-#      and 13.5) and the bench layernorm cubin, random choices of the rotation candidates, each
-#      rewritten by st_pipe_apply, judged by the independent checker and verified bit for bit
-#      against the original on fresh inputs, at launches whose 4x-unrolled loops run 0 (the
-#      fixture's own, N = 1024), 1 (N = 5000), 3 (N = 15000, ragged tail) and 4 (N = 16384)
-#      passes (test/fixtures/pipe/*.launch.json).
-#   2. The timing: `sasstune pipe --all` (every loop's largest group) and each single candidate,
-#      against stock with `sasstune compare` (PAIRS interleaved pairs) at the fixture's launch
-#      and at 4096x16384 and 2048x32768.
-#   bash test/gpu/calls/session8-pipe-campaign.sh    (WALKS_OWN=100 WALKS_1=300 WALKS_3=300 WALKS_4=400
-#                                            PAIRS=400 PAR=8 CAMPAIGN_S=240 ...)
+# Session 8, GPU call "pipe-campaign": family 3 form 1 (the load-group rotation, docs/pipeline.md
+# "Form 1: rotation") on the H200, on the fixtures where it has candidates (the Triton and bench
+# kernels have none): test/fixtures/pipe/rowsum_f32_256x4096 (make_rowsum.py) and
+# rowsq_f32_b32_w1, rowsq_f16_b32_w1 (make_rowsq.py), mask-free column loops.
+#   1. The soundness campaign (test/gpu/soundness_pipe.c): each walk picks the rotation candidates
+#      at random (per loop none or one; at least one), rewrites with st_pipe_apply, asks the
+#      independent checker, and verifies the result bit for bit against the original on fresh
+#      inputs (a new input set every ROTATE=25 walks) with the reference integrity check, at
+#      launches whose loop runs 1, 3 and many passes.
+#   2. The timing: `sasstune compare STOCK PIPED` (PAIRS interleaved pairs, default 400) of the
+#      `pipe --all` rewrite at long rows.
+#   bash test/gpu/calls/session8-pipe-campaign.sh    (WALKS_1=300 WALKS_3=300 WALKS_N=400 PAIRS=400
+#                                                     CAMPAIGN_S=200 PAR=8)
 # Device tool: carry [".deps"].  $OUT: campaign/<name>/summary.json, campaign.txt, timing.jsonl,
 # timing.md, build.log.
 cd "$(dirname "$0")/../../.."
@@ -24,25 +24,37 @@ gcc -O2 -std=c11 -D_GNU_SOURCE -Iinclude -Iplugin -I"$(cache CJSON_INCLUDE_DIR)"
   $(cache ZLIB_LIBRARY) -ldl -lm -lpthread -o build-gpu/soundness_pipe >> "$OUT/build.log" 2>&1 ||
   { tail -n 20 "$OUT/build.log"; exit 1; }
 P=test/fixtures/pipe
-# name cubin listing launch walks
+W=/tmp/s8pc; rm -rf $W; mkdir -p $W
+# launch NAME FIXTURE ROWS N: a copy of the fixture's launch.json with ROWS rows of N values
+launch() {
+  python3 - "$P/$2/launch.json" "$3" "$4" > "$W/$1.json" <<'PY'
+import json, sys
+spec, m, n = json.load(open(sys.argv[1])), int(sys.argv[2]), int(sys.argv[3])
+esize = spec["params"][0]["bytes"] // (spec["grid"][0] * [p.get("value") for p in spec["params"] if p.get("kind") == "i32"][-1])
+spec["grid"][0] = m
+spec["params"][0]["bytes"] = m * n * esize
+spec["params"][1]["bytes"] = m * 4
+for p in spec["params"]:
+    if p.get("kind") == "i32":
+        p["value"] = n      # N (and the stride, where there is one)
+print(json.dumps(spec))
+PY
+}
 JOBS=()
-for set in triton-sm90 triton-sm90-ptxas13.5; do
-  d=test/fixtures/$set/layernorm_f16_1024x1024
-  JOBS+=("$set.own $d/sm_90.cubin $d/sm_90.sass $d/launch.json ${WALKS_OWN:-100}"
-         "$set.n5000 $d/sm_90.cubin $d/sm_90.sass $P/layernorm-n5000.launch.json ${WALKS_1:-300}"
-         "$set.n15000 $d/sm_90.cubin $d/sm_90.sass $P/layernorm-n15000.launch.json ${WALKS_3:-300}"
-         "$set.n16384 $d/sm_90.cubin $d/sm_90.sass $P/layernorm-n16384.launch.json ${WALKS_4:-400}")
+for f in rowsum_f32_256x4096:32 rowsq_f32_b32_w1:32 rowsq_f16_b32_w1:32; do
+  name=${f%%:*}; b=${f##*:}   # 4x-unrolled loop: 4*b values per pass
+  launch "$name.p1" "$name" 64 $((4 * b)); launch "$name.p3" "$name" 64 $((12 * b + b)); launch "$name.pn" "$name" 256 4096
+  d=$P/$name
+  JOBS+=("$name.p1 $d $W/$name.p1.json ${WALKS_1:-300}" "$name.p3 $d $W/$name.p3.json ${WALKS_3:-300}"
+         "$name.pn $d $W/$name.pn.json ${WALKS_N:-400}")
 done
-b=test/fixtures/bench
-JOBS+=("bench.n16384 $b/layernorm.sm_90.cubin $b/layernorm.sm_90.sass $P/layernorm-n16384.launch.json ${WALKS_4:-400}"
-       "bench.n15000 $b/layernorm.sm_90.cubin $b/layernorm.sm_90.sass $P/layernorm-n15000.launch.json ${WALKS_3:-300}")
 mkdir -p "$OUT/campaign"
 for j in "${JOBS[@]}"; do
   set -- $j
   while [ "$(jobs -rp | wc -l)" -ge "${PAR:-8}" ]; do wait -n; done
   mkdir -p "$OUT/campaign/$1"
-  timeout "${CAMPAIGN_S:-240}" build-gpu/soundness_pipe "$2" "$3" "$4" "$OUT/campaign/$1" --walks "$5" --seed 8 \
-    > /dev/null 2> "$OUT/campaign/$1/stderr.log" &
+  timeout "${CAMPAIGN_S:-200}" build-gpu/soundness_pipe "$2/sm_90.cubin" "$2/sm_90.sass" "$3" "$OUT/campaign/$1" \
+    --walks "$4" --seed 8 > /dev/null 2> "$OUT/campaign/$1/stderr.log" &
 done
 wait
 python3 - "$OUT/campaign" > "$OUT/campaign.txt" <<'PY'
@@ -56,61 +68,47 @@ for n in sorted(os.listdir(root)):
         print(f"{n}: no summary ({e}): {open(os.path.join(root, n, 'stderr.log')).read()[-300:]}"); continue
     r = s["results"]
     print(f"{n}: {s['walks']} walks, {s['distinct_rewrites']} distinct rewrites of {len(s['candidates'])} candidates "
-          f"in {s['loops']} loops, results {r}, checker refused {s['checker_refused']}, "
-          f"deterministic={s['deterministic']}, {s['seconds']:.0f}s")
+          f"{s['candidates']} in {s['loops']} loops, {s['sessions']} input sessions, results {r}, "
+          f"checker refused {s['checker_refused']}, deterministic={s['deterministic']}, {s['seconds']:.0f}s")
     tot["walks"] += s["walks"]; tot["failed"] += s["failed"]; tot["refused"] += s["checker_refused"]
     tot["stray"] += r.get("stray_write", 0)
 print(f"total: {tot['walks']} walks, failed {tot['failed']} (stray writes {tot['stray']}), checker refused {tot['refused']}")
 PY
 cat "$OUT/campaign.txt"
 echo "campaign done at $(( $(date +%s) - T0 ))s"
-# 2. timing
-W=/tmp/s8pipe; rm -rf $W; mkdir -p $W
 : > "$OUT/timing.jsonl"
-timeone() { # name stock piped launch
-  timeout 120 $S compare "$2" "$3" --launch "$4" --pairs "${PAIRS:-400}" --json > $W/c.json 2> $W/c.err
-  local rc=$?
-  python3 - "$1" "$4" "$rc" $W/c.json $W/c.err >> "$OUT/timing.jsonl" <<'PY'
+for f in rowsum_f32_256x4096 rowsq_f32_b32_w1 rowsq_f16_b32_w1; do
+  d=$P/$f
+  $S pipe $d/sm_90.cubin --listing $d/sm_90.sass --all -o $W/$f.piped.cubin >> "$OUT/pipe.log" 2>&1 || continue
+  for shape in "8192 4096" "8192 16384" "1024 131072"; do
+    set -- $shape; launch "$f.t$1x$2" "$f" "$1" "$2"
+    timeout 120 $S compare $d/sm_90.cubin $W/$f.piped.cubin --launch $W/$f.t$1x$2.json --pairs "${PAIRS:-400}" --json \
+      > $W/c.json 2> $W/c.err
+    rc=$?
+    python3 - "$f" "$1x$2" "$rc" $W/c.json $W/c.err >> "$OUT/timing.jsonl" <<'PY'
 import json, sys
-name, launch, rc, cj, ce = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
-rec = {"name": name, "launch": launch, "rc": rc}
+name, shape, rc, cj, ce = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
+rec = {"fixture": name, "shape": shape, "rc": rc}
 try:
     rec["compare"] = json.load(open(cj))
 except Exception:
     rec["error"] = open(ce).read()[-400:]
 print(json.dumps(rec))
 PY
-  tail -n 1 "$OUT/timing.jsonl" | cut -c1-240
-}
-for set in triton-sm90 triton-sm90-ptxas13.5 bench; do
-  if [ $set = bench ]; then c=$b/layernorm.sm_90.cubin; l=$b/layernorm.sm_90.sass; own=$b/layernorm.launch.json
-  else d=test/fixtures/$set/layernorm_f16_1024x1024; c=$d/sm_90.cubin; l=$d/sm_90.sass; own=$d/launch.json; fi
-  $S pipe "$c" --listing "$l" --json > $W/$set.cands.json 2>> "$OUT/pipe.err"
-  $S pipe "$c" --listing "$l" --all -o $W/$set.all.cubin >> "$OUT/pipe.log" 2>&1
-  for L in "$own" $P/layernorm-bench-4096x16384.launch.json $P/layernorm-bench-2048x32768.launch.json; do
-    timeone "$set all" "$c" $W/$set.all.cubin "$L"
+    tail -n 1 "$OUT/timing.jsonl" | cut -c1-200
   done
-  # each single-load candidate at the 4096x16384 launch
-  python3 -c '
-import json, sys
-for c in json.load(open(sys.argv[1])).get("candidates", []):
-    if len(c["loads"]) == 1: print("%s %s" % (c["header"], c["loads"][0]))' $W/$set.cands.json > $W/$set.singles 2>/dev/null
-  while read -r h ld; do
-    $S pipe "$c" --listing "$l" --loop "$h" --loads "$ld" -o $W/$set.one.cubin >> "$OUT/pipe.log" 2>&1 &&
-      timeone "$set loop $h load $ld" "$c" $W/$set.one.cubin $P/layernorm-bench-4096x16384.launch.json
-  done < $W/$set.singles
 done
 python3 - "$OUT/timing.jsonl" > "$OUT/timing.md" <<'PY'
 import json, sys
-print("| rewrite | launch | outputs | B/A (rotated / stock) | 95% interval |")
+print("| fixture | rows x N | outputs | B/A (rotated / stock) | 95% interval |")
 print("|---|---|---|---|---|")
 for line in open(sys.argv[1]):
-    r = json.loads(line); c = r.get("compare"); L = r["launch"].split("/")[-1]
+    r = json.loads(line); c = r.get("compare")
     if c:
         out = "bit-identical" if c.get("deterministic") else "within tolerance"
-        print("| %s | %s | %s | %.4f | [%.4f, %.4f] |" % (r["name"], L, out, c["ratio"], c["ci_lo"], c["ci_hi"]))
+        print("| %s | %s | %s | %.4f | [%.4f, %.4f] |" % (r["fixture"], r["shape"], out, c["ratio"], c["ci_lo"], c["ci_hi"]))
     else:
-        print("| %s | %s | FAILED (rc %d): %s | | |" % (r["name"], L, r["rc"], r.get("error", "").replace("\n", " ")[-200:]))
+        print("| %s | %s | FAILED (rc %d): %s | | |" % (r["fixture"], r["shape"], r["rc"], r.get("error", "").replace("\n", " ")[-200:]))
 PY
 cat "$OUT/timing.md"
 echo "done at $(( $(date +%s) - T0 ))s"
