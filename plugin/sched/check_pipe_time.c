@@ -1,8 +1,10 @@
 /* The pipe checker's timing (P8) and control-field rules on the tuned code (docs/sched.md "Checker:
  * pipe").  Every fixed-latency dependence between rewritten instructions (guard and predicate
  * edits included) is measured along the two paths a rotated loop has: H, the peel, the first
- * pass; and the end of a pass into the next one (the wrap).  A pair the original already had, along
- * the same path with nothing moved, needs no more than its original distance. */
+ * pass; and the end of a pass into the next one (the wrap).  A dependence the original already had
+ * between the same two original instances (two kept instructions along the same original path, two
+ * moved ones in one pass, two peel copies) needs no more than ptxas's original distance; a
+ * late-read instruction's guard is read at issue (CP_GUARD_WAR). */
 #include "check_pipe.h"
 
 #include <stdio.h>
