@@ -1,8 +1,10 @@
 /* The pipe checker's timing (P8) and control-field rules on the tuned code (docs/sched.md "Checker:
  * pipe").  Every fixed-latency dependence between rewritten instructions (guard and predicate
  * edits included) is measured along the two paths a rotated loop has: H, the peel, the first
- * pass; and the end of a pass into the next one (the wrap).  A pair the original already had, along
- * the same path with nothing moved, needs no more than its original distance. */
+ * pass; and the end of a pass into the next one (the wrap).  A dependence the original already had
+ * between the same two original instances (two kept instructions along the same original path, two
+ * moved ones in one pass, two peel copies) needs no more than ptxas's original distance; a
+ * late-read instruction's guard is read at issue (CP_GUARD_WAR). */
 #include "check_pipe.h"
 
 #include <stdio.h>
@@ -19,12 +21,48 @@ static bool meet(const st_sass_reg *a, const st_sass_reg *b)
 	return a->file != ST_RF_B && ck_regs_meet(a, b);
 }
 
-/* The issue distance the tables ask between a and a later b; -1 when independent. */
-static int need(const cp *p, const st_sass_insn *a, const st_sass_insn *b, char *what, size_t wn)
+/* The smallest distance ptxas leaves between a guarded variable-latency instruction and the next
+ * write of its guard predicate, over every fixture (1 cycle, 160 of 259 such pairs, e.g. bench
+ * layernorm 0x360 `@!P1 LDG` -> 0x370 `LEA R14, P1, ...`; docs/sched.md "Checker: pipe"): the guard
+ * is read at issue, not late like the register sources. */
+#define CP_GUARD_WAR 1
+
+/* Does the original pair oa -> ob (oa earlier) have a dependence of this kind on the same units
+ * (same slots) as the tuned one (x of a, y of b)? */
+static bool orig_has(const st_sass_insn *oa, const st_sass_insn *ob, int kind, const st_sass_reg *x, const st_sass_reg *y)
+{
+	const st_sass_reg *ox = kind == 2 ? oa->uses : oa->defs, *oy = kind == 0 ? ob->uses : ob->defs;
+	unsigned nx = kind == 2 ? oa->nuses : oa->ndefs, ny = kind == 0 ? ob->nuses : ob->ndefs;
+	for (unsigned i = 0; i < nx; i++)
+		for (unsigned j = 0; j < ny; j++)
+			if (ox[i].slot == x->slot && oy[j].slot == y->slot && meet(&ox[i], &oy[j]) && meet(&ox[i], x) &&
+			    meet(&oy[j], y) && meet(&oy[j], x))
+				return true;
+	return false;
+}
+
+/* The issue distance one dependence of a on a later b asks (kind 0 RAW, 1 WAW, 2 WAR on x, y). */
+static int need_one(const cp *p, const st_sass_insn *a, const st_sass_reg *x, const st_sass_insn *b, const st_sass_reg *y,
+		    int kind)
+{
+	if (a->lat_op < 0 || b->lat_op < 0)
+		return CK_LIMIT;
+	int l = st_sass_latency(p->sm, a, x->slot, b, y->slot, (st_sass_res)res_of(x->file),
+				kind == 0 ? ST_DEP_TRUE : kind == 1 ? ST_DEP_OUTPUT : ST_DEP_ANTI);
+	if (l < 0)
+		l = kind == 0 && !(a->flags & ST_F_VARLAT) ? CK_LIMIT : 0;
+	if (kind == 2 && (a->flags & ST_F_VARLAT) && a->ctrl.rbar == ST_SB_NONE) /* read late, no read scoreboard */
+		l = x->slot == ST_SLOT_G ? (l > CP_GUARD_WAR ? l : CP_GUARD_WAR) : CK_LIMIT;
+	return l;
+}
+
+/* The issue distance the tables ask between a and a later b; -1 when independent.  od >= 0: the
+ * original distance between the same two original instances oa, ob; a dependence the original pair
+ * has too (same units, slots and kind) needs no more than od (ptxas's own distance). */
+static int need(const cp *p, const st_sass_insn *a, const st_sass_insn *b, const st_sass_insn *oa,
+		const st_sass_insn *ob, int od, char *what, size_t wn)
 {
 	int best = -1;
-	bool unknown = a->lat_op < 0 || b->lat_op < 0;
-	bool late_read = (a->flags & ST_F_VARLAT) && a->ctrl.rbar == ST_SB_NONE;
 	for (int kind = 0; kind < 3; kind++) {
 		const st_sass_reg *x = kind == 2 ? a->uses : a->defs, *y = kind == 0 ? b->uses : b->defs;
 		unsigned nx = kind == 2 ? a->nuses : a->ndefs, ny = kind == 0 ? b->nuses : b->ndefs;
@@ -32,13 +70,9 @@ static int need(const cp *p, const st_sass_insn *a, const st_sass_insn *b, char 
 			for (unsigned j = 0; j < ny; j++) {
 				if (!meet(&x[i], &y[j]))
 					continue;
-				int l = unknown ? CK_LIMIT
-						: st_sass_latency(p->sm, a, x[i].slot, b, y[j].slot, (st_sass_res)res_of(x[i].file),
-								  kind == 0 ? ST_DEP_TRUE : kind == 1 ? ST_DEP_OUTPUT : ST_DEP_ANTI);
-				if (l < 0)
-					l = kind == 0 && !(a->flags & ST_F_VARLAT) ? CK_LIMIT : 0;
-				if (kind == 2 && late_read)
-					l = CK_LIMIT; /* read late without a read scoreboard */
+				int l = need_one(p, a, &x[i], b, &y[j], kind);
+				if (od >= 0 && od < l && orig_has(oa, ob, kind, &x[i], &y[j]))
+					l = od;
 				if (l > best) {
 					char nm[16];
 					st_sass_reg_str(nm, sizeof nm, y[j].file, y[j].index);
@@ -58,12 +92,17 @@ typedef struct path {
 	int32_t *pre;     /* original cycles before each original index */
 } path;
 
-/* The original cycles between two kept instructions along this path, -1 when not comparable. */
+/* The original cycles between the original instances of path entries a and b, -1 when they are
+ * not the same two instances in the same order: two kept instructions along the same original
+ * path; two moved ones (the tail) in one pass; two peel copies (each stands for what it copies). */
 static int orig_dist(const cp *p, const cp_loop *lo, const path *w, size_t a, size_t b)
 {
 	uint32_t A = p->src[w->s[a]], B = p->src[w->s[b]];
-	if (p->kind[w->s[a]] != CP_SAME || p->kind[w->s[b]] != CP_SAME)
+	uint8_t ka = p->kind[w->s[a]], kb = p->kind[w->s[b]];
+	if (ka != kb)
 		return -1;
+	if (ka != CP_SAME) /* tail or peel: the same pass, original order */
+		return w->wrap[a] == w->wrap[b] && A < B ? w->pre[B] - w->pre[A] : -1;
 	if (w->wrap[a] == w->wrap[b] || w->wrap[b] == 2) /* same pass, or B into its exit: layout order */
 		return A < B ? w->pre[B] - w->pre[A] : -1;
 	return w->pre[lo->l + 1] - w->pre[A] + w->pre[B] - w->pre[lo->f];
@@ -73,9 +112,9 @@ static void judge(cp *p, const cp_loop *lo, const path *w, size_t a, size_t b, i
 {
 	const st_sass_insn *x = &p->ti[w->s[a]], *y = &p->ti[w->s[b]];
 	char what[160];
-	int od = orig_dist(p, lo, w, a, b), l = need(p, x, y, what, sizeof what);
-	int req = od >= 0 && od < l ? od : l;
-	if (l > 0 && dt < req)
+	int od = orig_dist(p, lo, w, a, b);
+	int req = need(p, x, y, &p->in[p->src[w->s[a]]], &p->in[p->src[w->s[b]]], od, what, sizeof what);
+	if (req > 0 && dt < req)
 		cp_flag(p, w->s[b], "P8", "%s: %d cycles apart%s, needs %d", what, dt, w->wrap[b] && !w->wrap[a] ? " across the back edge" : "",
 			req);
 	uint8_t sb = (uint8_t)((x->ctrl.wbar < 6 ? 1u << x->ctrl.wbar : 0) | (x->ctrl.rbar < 6 ? 1u << x->ctrl.rbar : 0));
