@@ -53,6 +53,32 @@ static int margin_opt(const char *cmd, const char *v, void *dst)
 	return 0;
 }
 
+/* The summary of an applied policy: JSON ({kernel, changed, improved, ...}) or text lines. */
+static void print_result(const st_tune_result *r, const char *path, const char *out, int json)
+{
+	if (json) {
+		cJSON *j = cJSON_CreateObject();
+		cJSON_AddStringToObject(j, "kernel", r->kernel);
+		/* changed: the output differs; improved: changed and the model predicts a gain (ungated, a
+		 * change can be predicted slower) */
+		cJSON_AddBoolToObject(j, "changed", r->improved);
+		cJSON_AddBoolToObject(j, "improved", r->improved && r->model_ratio > 1.0);
+		cJSON_AddBoolToObject(j, "confirmed", 0);
+		cJSON_AddNumberToObject(j, "moves", (double)r->steps);
+		cJSON_AddNumberToObject(j, "model_ratio", r->model_ratio);
+		cJSON_AddStringToObject(j, "message", r->message);
+		cJSON_AddStringToObject(j, "output", out);
+		st_cli_print_json(j, 0);
+		cJSON_Delete(j);
+	} else {
+		printf("%s: %s\n", path, r->message);
+		if (r->improved)
+			printf("%s: the cost model predicts %.4fx (unconfirmed%s)\n", r->kernel, r->model_ratio,
+			       r->model_ratio > 1.0 ? "" : "; not faster");
+		printf("wrote %s (%s)\n", out, r->improved ? "policy applied" : "unchanged");
+	}
+}
+
 int st_cmd_apply(int argc, char **argv)
 {
 	const char *path = NULL, *policy_path = NULL, *out = NULL, *kernel = NULL, *listing = NULL;
@@ -87,27 +113,7 @@ int st_cmd_apply(int argc, char **argv)
 	have_r = 1;
 	if (st_tcli_write_result(&r, out, sched_out, &err))
 		goto fail;
-	if (json) {
-		cJSON *j = cJSON_CreateObject();
-		cJSON_AddStringToObject(j, "kernel", r.kernel);
-		/* changed: the output differs; improved: changed and the model predicts a gain (ungated, a
-		 * change can be predicted slower) */
-		cJSON_AddBoolToObject(j, "changed", r.improved);
-		cJSON_AddBoolToObject(j, "improved", r.improved && r.model_ratio > 1.0);
-		cJSON_AddBoolToObject(j, "confirmed", 0);
-		cJSON_AddNumberToObject(j, "moves", (double)r.steps);
-		cJSON_AddNumberToObject(j, "model_ratio", r.model_ratio);
-		cJSON_AddStringToObject(j, "message", r.message);
-		cJSON_AddStringToObject(j, "output", out);
-		st_cli_print_json(j, 0);
-		cJSON_Delete(j);
-	} else {
-		printf("%s: %s\n", path, r.message);
-		if (r.improved)
-			printf("%s: the cost model predicts %.4fx (unconfirmed%s)\n", r.kernel, r.model_ratio,
-			       r.model_ratio > 1.0 ? "" : "; not faster");
-		printf("wrote %s (%s)\n", out, r.improved ? "policy applied" : "unchanged");
-	}
+	print_result(&r, path, out, json);
 	goto done;
 fail:
 	rc = st_cli_fail(argv[0], &err);

@@ -214,6 +214,66 @@ static void plr_report(void *vctx, const st_sass_insn *in, const char *diff)
 		printf("  differs at %04x %s %s: %s\n", in->offset, in->opcode, in->operands, diff);
 }
 
+/* The nvdisasm listings of one cubin: the plain one, and the -plr one (NULL without --plr). */
+typedef struct listings {
+	const char *path; /* --listing, or NULL when nvdisasm ran */
+	char *text, *plr_text;
+	size_t len, plr_len;
+} listings;
+
+/* Decodes kernel ki of c, prints it (or with json adds its object to karr, or makes it *all when
+ * karr is NULL) and, with a -plr listing, prints how many instructions agree with it.  *shown
+ * counts the kernels printed as text (a blank line goes between them). */
+static st_status show_kernel(const st_cubin *c, size_t ki, const listings *l, int json, cJSON *karr, cJSON **all,
+			     size_t *shown, st_error *err)
+{
+	const st_kernel_info *info = st_cubin_kernel(c, ki);
+	size_t size = 0;
+	const uint8_t *code = st_cubin_code(c, ki, &size);
+	st_sass_kernel *k = NULL;
+	st_status s = st_sass_decode_code((int)st_cubin_sm(c), info->name, code, size, l->text, l->len, &k, err);
+	if (s != ST_OK) {
+		if (l->path)
+			st_error_wrap(err, "%s", l->path);
+		return s;
+	}
+	if (json) {
+		cJSON *o = kernel_json(k);
+		if (karr)
+			cJSON_AddItemToArray(karr, o);
+		else
+			*all = o;
+	} else {
+		if ((*shown)++)
+			printf("\n");
+		print_kernel(k);
+	}
+	if (l->plr_text) {
+		size_t agree = 0, compared = 0;
+		struct plr_ctx pc = {0};
+		s = st_sass_check_plr(k, l->plr_text, l->plr_len, &agree, &compared, plr_report, &pc, err);
+		if (s == ST_OK)
+			printf("plr %s: %zu of %zu instructions agree with nvdisasm -plr\n", st_sass_name(k), agree,
+			       compared);
+	}
+	st_sass_free(k);
+	return s;
+}
+
+/* Fills l's listings: the plain one, and with plr (or a --plr-listing) the -plr one. */
+static st_status read_listings(const st_cubin *c, const st_sass_opts *opts, int plr, const char *plr_listing,
+			       listings *l, st_error *err)
+{
+	l->path = opts->listing;
+	st_status s = st_sass_listing(c, opts, NULL, &l->text, &l->len, err);
+	if (s == ST_OK && (plr || plr_listing)) {
+		st_sass_opts po = *opts;
+		po.listing = plr_listing;
+		s = st_sass_listing(c, &po, "-plr", &l->plr_text, &l->plr_len, err);
+	}
+	return s;
+}
+
 int st_cmd_disasm(int argc, char **argv)
 {
 	const char *cmd = argv[0], *path = NULL, *kernel = NULL, *plr_listing = NULL;
@@ -240,60 +300,24 @@ int st_cmd_disasm(int argc, char **argv)
 	if (st_cubin_open_file(path, &c, &err) != ST_OK)
 		return st_cli_fail(cmd, &err);
 	int rc = ST_EXIT_FAIL;
-	char *text = NULL, *plr_text = NULL;
-	size_t len = 0, plr_len = 0;
+	listings l = {0};
 	cJSON *all = NULL;
 	if (kernel && st_cubin_find_kernel(c, kernel) == ST_CUBIN_NONE) {
 		st_cli_error(cmd, "%s has no kernel %s", path, kernel);
 		goto out;
 	}
-	if (st_sass_listing(c, &opts, NULL, &text, &len, &err) != ST_OK)
+	if (read_listings(c, &opts, plr, plr_listing, &l, &err) != ST_OK)
 		goto fail;
-	if (plr || plr_listing) {
-		st_sass_opts po = opts;
-		po.listing = plr_listing;
-		if (st_sass_listing(c, &po, "-plr", &plr_text, &plr_len, &err) != ST_OK)
-			goto fail;
-	}
 	size_t nk = st_cubin_kernel_count(c), shown = 0;
 	int single = kernel != NULL || nk == 1;
 	if (json && !single)
 		all = cJSON_CreateObject();
 	cJSON *karr = all ? cJSON_AddArrayToObject(all, "kernels") : NULL;
 	for (size_t ki = 0; ki < nk; ki++) {
-		const st_kernel_info *info = st_cubin_kernel(c, ki);
-		if (kernel && strcmp(info->name, kernel))
+		if (kernel && strcmp(st_cubin_kernel(c, ki)->name, kernel))
 			continue;
-		size_t size = 0;
-		const uint8_t *code = st_cubin_code(c, ki, &size);
-		st_sass_kernel *k = NULL;
-		if (st_sass_decode_code((int)st_cubin_sm(c), info->name, code, size, text, len, &k, &err) != ST_OK) {
-			if (opts.listing)
-				st_error_wrap(&err, "%s", opts.listing);
+		if (show_kernel(c, ki, &l, json, karr, &all, &shown, &err) != ST_OK)
 			goto fail;
-		}
-		if (json) {
-			cJSON *o = kernel_json(k);
-			if (karr)
-				cJSON_AddItemToArray(karr, o);
-			else
-				all = o;
-		} else {
-			if (shown++)
-				printf("\n");
-			print_kernel(k);
-		}
-		if (plr_text) {
-			size_t agree = 0, compared = 0;
-			struct plr_ctx pc = {0};
-			if (st_sass_check_plr(k, plr_text, plr_len, &agree, &compared, plr_report, &pc, &err) != ST_OK) {
-				st_sass_free(k);
-				goto fail;
-			}
-			printf("plr %s: %zu of %zu instructions agree with nvdisasm -plr\n", st_sass_name(k), agree,
-			       compared);
-		}
-		st_sass_free(k);
 	}
 	if (json && st_cli_print_json(all, 1)) {
 		st_cli_error(cmd, "out of memory");
@@ -305,8 +329,8 @@ fail:
 	rc = st_cli_fail(cmd, &err);
 out:
 	cJSON_Delete(all);
-	free(text);
-	free(plr_text);
+	free(l.text);
+	free(l.plr_text);
 	st_cubin_free(c);
 	return rc;
 }

@@ -61,11 +61,8 @@ static void add_string_or_null(cJSON *o, const char *key, const char *s)
 		cJSON_AddNullToObject(o, key);
 }
 
-static void print_text(const st_cubin *c)
+static void print_kernels(const st_cubin *c)
 {
-	printf("cubin: %s\n", st_cubin_name(c));
-	printf("arch: sm_%u (%s, EI_OSABI 0x%x, e_flags 0x%x)\n", st_cubin_sm(c), flavour(st_cubin_osabi(c)),
-	       st_cubin_osabi(c), st_cubin_eflags(c));
 	size_t nk = st_cubin_kernel_count(c);
 	printf("kernels: %zu\n", nk);
 	for (size_t k = 0; k < nk; k++) {
@@ -81,6 +78,27 @@ static void print_text(const st_cubin *c)
 			printf("    rewritable\n");
 		printf("    %zu padding slots insertable\n", st_cubin_insertable(c, k));
 	}
+}
+
+/* An SVAL record's payload: its first 16 words, and for a global record the symbol its first
+ * word names. */
+static void print_sval_payload(const st_cubin *c, const st_nvinfo *r)
+{
+	printf(" %zu bytes:", r->size);
+	size_t words = r->size / 4;
+	for (size_t w = 0; w < words && w < 16; w++)
+		printf(" 0x%x", le32(r->payload + 4 * w));
+	if (words > 16)
+		printf(" ... (%zu words)", words);
+	if (r->kernel == ST_CUBIN_NONE && words >= 1) {
+		const char *sn = sym_name(c, le32(r->payload));
+		if (sn)
+			printf("  [%s]", sn);
+	}
+}
+
+static void print_records(const st_cubin *c)
+{
 	size_t ni = st_cubin_nvinfo_count(c);
 	printf("records: %zu\n", ni);
 	for (size_t i = 0; i < ni; i++) {
@@ -91,21 +109,14 @@ static void print_text(const st_cubin *c)
 		printf(" (0x%02x) %s", r->attr, fmt_name(r->format));
 		if (r->format == 2 || r->format == 3)
 			printf(" 0x%x", r->value);
-		if (r->format == 4) {
-			printf(" %zu bytes:", r->size);
-			size_t words = r->size / 4;
-			for (size_t w = 0; w < words && w < 16; w++)
-				printf(" 0x%x", le32(r->payload + 4 * w));
-			if (words > 16)
-				printf(" ... (%zu words)", words);
-			if (r->kernel == ST_CUBIN_NONE && words >= 1) {
-				const char *sn = sym_name(c, le32(r->payload));
-				if (sn)
-					printf("  [%s]", sn);
-			}
-		}
+		if (r->format == 4)
+			print_sval_payload(c, r);
 		printf("\n");
 	}
+}
+
+static void print_relocs(const st_cubin *c)
+{
 	size_t nr = st_cubin_reloc_count(c);
 	printf("relocations: %zu\n", nr);
 	for (size_t i = 0; i < nr; i++) {
@@ -117,6 +128,11 @@ static void print_text(const st_cubin *c)
 		       r->type_name ? r->type_name : tn, r->symbol_name[0] ? r->symbol_name : "(no symbol)",
 		       (long long)r->addend);
 	}
+}
+
+/* Constant banks, then the symbols (index 0, the null symbol, left out). */
+static void print_consts_and_symbols(const st_cubin *c)
+{
 	size_t nc = st_cubin_const_count(c);
 	printf("constant banks: %zu\n", nc);
 	for (size_t i = 0; i < nc; i++) {
@@ -131,6 +147,17 @@ static void print_text(const st_cubin *c)
 		       s->name[0] ? s->name : "(no name)", (unsigned long long)s->value, (unsigned long long)s->size,
 		       s->type, s->bind, s->other, s->shndx);
 	}
+}
+
+static void print_text(const st_cubin *c)
+{
+	printf("cubin: %s\n", st_cubin_name(c));
+	printf("arch: sm_%u (%s, EI_OSABI 0x%x, e_flags 0x%x)\n", st_cubin_sm(c), flavour(st_cubin_osabi(c)),
+	       st_cubin_osabi(c), st_cubin_eflags(c));
+	print_kernels(c);
+	print_records(c);
+	print_relocs(c);
+	print_consts_and_symbols(c);
 }
 
 static cJSON *kernel_json(const st_cubin *c, size_t k)

@@ -254,6 +254,26 @@ static int output_is_no_input(const char *cmd, const char *out, const tk *ks, si
 	return -1;
 }
 
+/* After a good parse: loads the kernels of srcs into tr->ks (tr->nk of them), checks -o against
+ * the files they led to, makes (or loads, from start) the policy and trains it.  The exit status. */
+static int load_and_train(const char *cmd, const train *tr, const sources *srcs, const char *start, unsigned hidden,
+			  int quiet, int json)
+{
+	st_error err = {0};
+	for (size_t i = 0; i < tr->nk; i++)
+		if (load_kernel(&tr->ks[i], srcs->src[i], srcs->is_dir[i], tr->o->reward, &err))
+			return st_cli_fail(cmd, &err);
+	int code = output_is_no_input(cmd, tr->out, tr->ks, tr->nk);
+	if (code >= 0)
+		return code;
+	st_policy *policy = NULL;
+	if (start ? st_policy_load(start, &policy, &err) : st_policy_new(hidden, tr->o->search.seed, &policy, &err))
+		return st_cli_fail(cmd, &err);
+	st_status s = train_policy(tr, policy, quiet, json, &err);
+	st_policy_free(policy);
+	return s ? st_cli_fail(cmd, &err) : ST_EXIT_OK;
+}
+
 int st_cmd_train(int argc, char **argv)
 {
 	const char *out = NULL, *start = NULL, *steps_s = NULL, *budget_s = NULL, *seed_s = NULL;
@@ -263,7 +283,6 @@ int st_cmd_train(int argc, char **argv)
 	st_tune_opts_init(&o);
 	st_cli_runtime_env(&o.runtime); /* $SASSTUNE_CHECK_REFERENCE */
 	o.sched_flags = 0; /* swap,ctrl: the set `apply` takes and policies were trained on (docs/tune.md) */
-	st_error err = {0};
 	tk *ks = calloc((size_t)argc + 1, sizeof *ks);
 	const char **src = calloc((size_t)argc + 1, sizeof *src); /* per kernel: its argument */
 	int *is_dir = calloc((size_t)argc + 1, sizeof *is_dir);
@@ -299,22 +318,8 @@ int st_cmd_train(int argc, char **argv)
 		rc = code;
 		goto done;
 	}
-	for (size_t i = 0; i < nk; i++)
-		if (load_kernel(&ks[i], src[i], is_dir[i], o.reward, &err))
-			goto fail;
-	if ((code = output_is_no_input(argv[0], out, ks, nk)) >= 0) {
-		rc = code;
-		goto done;
-	}
-	st_policy *policy = NULL;
-	if (start ? st_policy_load(start, &policy, &err) : st_policy_new(hidden, o.search.seed, &policy, &err))
-		goto fail;
-	st_status s = train_policy(&(train){.out = out, .o = &o, .ks = ks, .nk = nk}, policy, quiet, json, &err);
-	st_policy_free(policy);
-	if (!s)
-		goto done;
-fail:
-	rc = st_cli_fail(argv[0], &err);
+	rc = load_and_train(argv[0], &(train){.out = out, .o = &o, .ks = ks, .nk = nk}, &srcs, start, hidden, quiet,
+			    json);
 done:
 	free_kernels(ks, nk);
 	free(src);

@@ -8,7 +8,8 @@
 
 #include <cJSON.h>
 
-static void usage(FILE *out)
+/* The synopsis and what tune does, with the two rewards. */
+static void usage_intro(FILE *out)
 {
 	fprintf(out,
 		"usage: sasstune tune CUBIN [--launch L.json] [--kernel K] [--listing F] [--method ppo|random|greedy]\n"
@@ -32,7 +33,13 @@ static void usage(FILE *out)
 		"                  the original, and we say so.\n"
 		"  --reward model  the static cost model (default; no GPU).  Its result is UNCONFIRMED: a\n"
 		"                  prediction, never timed; it is still checked by the independent checker.\n"
-		"  With either reward, a changed OUT must also still decode with nvdisasm (when one is found).\n\n"
+		"  With either reward, a changed OUT must also still decode with nvdisasm (when one is found).\n\n");
+}
+
+/* The options up to --hidden: input, search method and budget. */
+static void usage_search_options(FILE *out)
+{
+	fprintf(out,
 		"options:\n"
 		"  --launch L      launch spec (docs/runtime.md); required for --reward gpu, and sizes the\n"
 		"                  cost model's warps per SM sub-partition otherwise\n"
@@ -47,7 +54,14 @@ static void usage(FILE *out)
 		"  --seed S        search seed (default 1): the same seed and step budget give the same result\n"
 		"                  with the model reward\n"
 		"  --policy P      start PPO from this policy file (fine-tuned online, not saved)\n"
-		"  --hidden H      width of a new PPO policy (default %u)\n"
+		"  --hidden H      width of a new PPO policy (default %u)\n",
+		ST_POLICY_HIDDEN_DEFAULT);
+}
+
+/* The options from --wide on: moves, aim, outputs, --variants; then the exit status. */
+static void usage_move_options(FILE *out)
+{
+	fprintf(out,
 		"  --wide          any non-fixed instruction may move (default: memory instructions)\n"
 		"  --no-ctrl       swaps only, no control-code edits\n"
 		"  --families L    move families, a comma list of swap (required), ctrl, hoist, wait, sb, rename,\n"
@@ -76,8 +90,14 @@ static void usage(FILE *out)
 		"                  --controls F a ptxas advanced-controls file (--apply-controls=F)\n"
 		"  --quiet         no progress line on stderr\n"
 		"  -h, --help\n\n"
-		"exit status: 0 written (tuned or the original), 1 failure (bad input, no GPU), 2 usage error\n",
-		ST_POLICY_HIDDEN_DEFAULT);
+		"exit status: 0 written (tuned or the original), 1 failure (bad input, no GPU), 2 usage error\n");
+}
+
+static void usage(FILE *out)
+{
+	usage_intro(out);
+	usage_search_options(out);
+	usage_move_options(out);
 }
 
 static const char *const method_names[] = {"ppo", "random", "greedy"};

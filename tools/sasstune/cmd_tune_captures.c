@@ -123,6 +123,43 @@ static st_status read_ptx(const char *dir, const char *name, uint8_t **ptx, st_e
 	return st_read_file(path, ptx, &n, err);
 }
 
+/* Runs one read capture through run2() inside its folder (launch.json names its buffer files
+ * relative to its folder; run() reads them from the cwd), prints its line and counts its status.
+ * Nonzero: the folder could not be entered, or run2() answered an error. */
+static int run_in_folder(struct batch *b, const char *name, const st_capture_meta *m, const char *key,
+			 const uint8_t *cubin, size_t cubin_size, const st_plugin_kernel2 *k, unsigned i, unsigned n)
+{
+	char folder[4096];
+	snprintf(folder, sizeof folder, "%s/%s", b->dir, name);
+	int here = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (here < 0 || chdir(folder) != 0) {
+		printf("[%u/%u] %s: cannot enter %s\n", i, n, name, folder);
+		if (here >= 0)
+			close(here);
+		return 1;
+	}
+	const st_plugin_info *info = sasstune_plugin_info();
+	st_plugin_result r;
+	int lock = gpu_lock(b, m, i, n);
+	double t0 = now_s();
+	info->run2(cubin, cubin_size, k, &r);
+	if (lock >= 0)
+		close(lock); /* drops the flock */
+	int back = fchdir(here);
+	close(here);
+	unsigned s = (unsigned)r.status < 5 ? (unsigned)r.status : 4;
+	b->counts[s]++;
+	b->negative += s == ST_PLUGIN_UNCHANGED && strstr(r.message, ST_PLUGIN_NEGATIVE) != NULL;
+	printf("[%u/%u] %s %.12s: %s (%.1f s): %s\n", i, n, m->kernel, key, status_names[s], now_s() - t0, r.message);
+	fflush(stdout);
+	info->free_result(&r);
+	if (back != 0) {
+		fprintf(stderr, "sasstune tune: cannot return to the working folder\n");
+		exit(ST_EXIT_FAIL); /* the command, not the library */
+	}
+	return s == ST_PLUGIN_ERROR;
+}
+
 /* Tune one capture folder through run2(); prints its progress line.  Nonzero: it could not be read. */
 static int tune_one(struct batch *b, const char *name, unsigned i, unsigned n)
 {
@@ -155,37 +192,7 @@ static int tune_one(struct batch *b, const char *name, unsigned i, unsigned n)
 		b->skipped++;
 		goto done;
 	}
-	/* launch.json names its buffer files relative to its folder; run() reads them from the cwd */
-	char folder[4096];
-	snprintf(folder, sizeof folder, "%s/%s", b->dir, name);
-	int here = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (here < 0 || chdir(folder) != 0) {
-		printf("[%u/%u] %s: cannot enter %s\n", i, n, name, folder);
-		if (here >= 0)
-			close(here);
-		bad = 1;
-		goto done;
-	}
-	const st_plugin_info *info = sasstune_plugin_info();
-	st_plugin_result r;
-	int lock = gpu_lock(b, &m, i, n);
-	double t0 = now_s();
-	info->run2(cubin, cubin_size, &k, &r);
-	if (lock >= 0)
-		close(lock); /* drops the flock */
-	int back = fchdir(here);
-	close(here);
-	unsigned s = (unsigned)r.status < 5 ? (unsigned)r.status : 4;
-	b->counts[s]++;
-	b->negative += s == ST_PLUGIN_UNCHANGED && strstr(r.message, ST_PLUGIN_NEGATIVE) != NULL;
-	printf("[%u/%u] %s %.12s: %s (%.1f s): %s\n", i, n, m.kernel, key, status_names[s], now_s() - t0, r.message);
-	fflush(stdout);
-	info->free_result(&r);
-	if (back != 0) {
-		fprintf(stderr, "sasstune tune: cannot return to the working folder\n");
-		exit(ST_EXIT_FAIL); /* the command, not the library */
-	}
-	bad = s == ST_PLUGIN_ERROR;
+	bad = run_in_folder(b, name, &m, key, cubin, cubin_size, &k, i, n);
 done:
 	b->unreadable += (unsigned)bad;
 	st_capture_meta_free(&m);
