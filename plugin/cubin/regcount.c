@@ -69,12 +69,10 @@ st_status st_cubin_set_regcount(st_cubin *c, size_t k, unsigned regs, st_error *
 	if (c->v.sections[ki->section].info >> 24)
 		return st_error_set(err, ST_EUNSUPPORTED, "%s: .text.%s keeps a register count in sh_info (not an sm_90 layout)",
 				    c->name, ki->name);
-	for (size_t i = 0; i < st_cubin_nvinfo_count(c); i++) {
-		const st_nvinfo *m = st_cubin_nvinfo(c, i);
-		if (m->attr == EIATTR_MAXREG_COUNT && m->format == 3 && m->kernel == k && m->value < regs)
-			return st_error_set(err, ST_EUNSUPPORTED, "%s: %s: EIATTR_MAXREG_COUNT %u is below %u registers",
-					    c->name, ki->name, m->value, regs);
-	}
+	unsigned most = st_cubin_maxregs(c, k);
+	if (most < regs)
+		return st_error_set(err, ST_EUNSUPPORTED, "%s: %s: EIATTR_MAXREG_COUNT %u is below %u registers", c->name,
+				    ki->name, most, regs);
 	const uint8_t *base = r->payload >= c->image && r->payload < c->image + c->size ? c->image : c->orig;
 	size_t off = (size_t)(r->payload - base) + 4; /* the same in both: sections never move */
 	if (r->payload < base || off + 4 > c->size)
