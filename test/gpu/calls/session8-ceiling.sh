@@ -29,29 +29,9 @@ PY
   for v in rotated regprefetch stages3; do
     timeout 120 $S compare $F/sm_90.cubin $W/$v.cubin --launch $W/l.json --pairs "${PAIRS:-400}" --json > $W/c.json 2> $W/c.err
     rc=$?
-    python3 - "$v" "$1x$2" "$rc" $W/c.json $W/c.err >> "$OUT/ceiling.jsonl" <<'PY'
-import json, sys
-v, shape, rc, cj, ce = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
-rec = {"variant": v, "shape": shape, "rc": rc}
-try:
-    rec["compare"] = json.load(open(cj))
-except Exception:
-    rec["error"] = open(ce).read()[-400:]
-print(json.dumps(rec))
-PY
+    python3 test/gpu/calls/compare_record.py record "$rc" $W/c.json $W/c.err variant="$v" shape="$1x$2" >> "$OUT/ceiling.jsonl"
   done
 done
-python3 - "$OUT/ceiling.jsonl" > "$OUT/ceiling.md" <<'PY'
-import json, sys
-print("| variant (B) vs the fixture (A) | rows x N | outputs | B/A | 95% interval |")
-print("|---|---|---|---|---|")
-for line in open(sys.argv[1]):
-    r = json.loads(line); c = r.get("compare")
-    if c:
-        out = "bit-identical" if c.get("deterministic") else "within tolerance"
-        print("| %s | %s | %s | %.4f | [%.4f, %.4f] |" % (r["variant"], r["shape"], out, c["ratio"], c["ci_lo"], c["ci_hi"]))
-    else:
-        print("| %s | %s | FAILED (rc %d): %s | | |" % (r["variant"], r["shape"], r["rc"], r.get("error", "").replace("\n", " ")[-200:]))
-PY
+python3 test/gpu/calls/compare_record.py table "$OUT/ceiling.jsonl" "variant (B) vs the fixture (A)=variant" "rows x N=shape" > "$OUT/ceiling.md"
 cat "$OUT/ceiling.md"
 echo "done at $(( $(date +%s) - T0 ))s"

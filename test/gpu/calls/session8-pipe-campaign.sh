@@ -85,30 +85,10 @@ for f in rowsum_f32_256x4096 rowsq_f32_b32_w1 rowsq_f16_b32_w1; do
     timeout 120 $S compare $d/sm_90.cubin $W/$f.piped.cubin --launch $W/$f.t$1x$2.json --pairs "${PAIRS:-400}" --json \
       > $W/c.json 2> $W/c.err
     rc=$?
-    python3 - "$f" "$1x$2" "$rc" $W/c.json $W/c.err >> "$OUT/timing.jsonl" <<'PY'
-import json, sys
-name, shape, rc, cj, ce = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
-rec = {"fixture": name, "shape": shape, "rc": rc}
-try:
-    rec["compare"] = json.load(open(cj))
-except Exception:
-    rec["error"] = open(ce).read()[-400:]
-print(json.dumps(rec))
-PY
+    python3 test/gpu/calls/compare_record.py record "$rc" $W/c.json $W/c.err fixture="$f" shape="$1x$2" >> "$OUT/timing.jsonl"
     tail -n 1 "$OUT/timing.jsonl" | cut -c1-200
   done
 done
-python3 - "$OUT/timing.jsonl" > "$OUT/timing.md" <<'PY'
-import json, sys
-print("| fixture | rows x N | outputs | B/A (rotated / stock) | 95% interval |")
-print("|---|---|---|---|---|")
-for line in open(sys.argv[1]):
-    r = json.loads(line); c = r.get("compare")
-    if c:
-        out = "bit-identical" if c.get("deterministic") else "within tolerance"
-        print("| %s | %s | %s | %.4f | [%.4f, %.4f] |" % (r["fixture"], r["shape"], out, c["ratio"], c["ci_lo"], c["ci_hi"]))
-    else:
-        print("| %s | %s | FAILED (rc %d): %s | | |" % (r["fixture"], r["shape"], r["rc"], r.get("error", "").replace("\n", " ")[-200:]))
-PY
+python3 test/gpu/calls/compare_record.py table "$OUT/timing.jsonl" fixture=fixture "rows x N=shape" > "$OUT/timing.md"
 cat "$OUT/timing.md"
 echo "done at $(( $(date +%s) - T0 ))s"
