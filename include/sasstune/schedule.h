@@ -7,15 +7,18 @@
  *                "THIRD":  {"moves": [i, {"slot": i, "stall": s, "yield": y, "wbar": w,
  *                                          "rbar": r, "wait": m, "reuse": u},
  *                                     {"slot": i, "rename": r}, {"slot": j, "field": "a", "reg": r}, ...,
- *                                     {"regcount": n}]}}}
+ *                                     {"regcount": n}]},
+ *                "FOURTH": {"pipe": [{"loop": 432, "loads": [528, 720]}, ...]}}}   rotations (pipe.h)
  * In "moves" a number swaps slots i and i+1 and an object sets the control fields (bits 105..124,
  * sass.h st_ctrl) of the instruction then in slot i (docs/sched.md).  {"slot", "rename"} is a
  * register rename (the R def of slot i and its live range take register r; checked replays
  * only), always followed by its effect as "field" objects: register field d/a/b/c (bytes 2, 3, 4,
  * 8 of the word) of the instruction then in slot j becomes r (what an unchecked apply writes).
  * {"regcount": n} (last, after renames above the kernel's count): its register count becomes n.
- * Every field is checked; unknown keys are errors, so a later version (for example with
- * control-code edits) is never half-applied by an older reader. */
+ * "pipe": family 3 form 1 rotations (st_pipe_cand.header/.loads: byte offsets in the original kernel,
+ * multiples of 16, 1..8 loads, one entry per loop); a kernel holding them holds nothing else.
+ * Every field is checked; unknown keys are errors, so a later form is never half-applied by an
+ * older reader. */
 #ifndef SASSTUNE_SCHEDULE_H
 #define SASSTUNE_SCHEDULE_H
 
@@ -50,8 +53,11 @@ typedef struct st_schedule_move { uint32_t slot; int is_ctrl; st_ctrl ctrl; uint
 size_t st_schedule_move_count(const st_schedule *s, size_t i);
 st_schedule_move st_schedule_move_at(const st_schedule *s, size_t i, size_t j);
 int st_schedule_is_permutation(const st_schedule *s, size_t i);
+/* Kernel i's rotations: entry j's loop (header), loads[0..*n); ST_EINVAL when i or j is out of range. */
+size_t st_schedule_pipe_count(const st_schedule *s, size_t i);
+st_status st_schedule_pipe_at(const st_schedule *s, size_t i, size_t j, uint32_t *header, uint32_t loads[8], size_t *n);
 
-/* Building a schedule (a kernel holds either swaps and control edits, or a permutation). */
+/* Building a schedule (a kernel holds swaps and control edits, a permutation, or rotations). */
 st_status st_schedule_new(st_schedule **out, st_error *err);
 st_status st_schedule_add_swap(st_schedule *s, const char *kernel, uint32_t slot, st_error *err);
 st_status st_schedule_add_ctrl(st_schedule *s, const char *kernel, uint32_t slot, st_ctrl c, st_error *err);
@@ -61,10 +67,14 @@ st_status st_schedule_add_field(st_schedule *s, const char *kernel, uint32_t slo
 st_status st_schedule_add_regcount(st_schedule *s, const char *kernel, unsigned regs, st_error *err);
 st_status st_schedule_set_permutation(st_schedule *s, const char *kernel, const uint32_t *perm, size_t n,
 				      st_error *err);
+st_status st_schedule_add_pipe(st_schedule *s, const char *kernel, uint32_t header, const uint32_t *loads, size_t n,
+			       st_error *err);
 /* The schedule as JSON text (malloc'ed, NUL-terminated); NULL when out of memory. */
 char *st_schedule_to_json(const st_schedule *s);
 
-/* Apply every kernel's moves to c.  All or nothing: unknown kernels and bad moves leave c as it was. */
+/* Apply every kernel's moves to c, unchecked (`rewrite --unchecked`; st_sched_rewrite checks).  All or
+ * nothing: unknown kernels and bad moves leave c as it was.  Rotations go through st_pipe_make and
+ * st_pipe_apply (their rules re-checked), decoding with default st_sass_opts: nvdisasm found at run time. */
 st_status st_schedule_apply(const st_schedule *s, st_cubin *c, st_error *err);
 
 #endif

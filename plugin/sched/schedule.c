@@ -1,31 +1,11 @@
 /* Schedule files (include/sasstune/schedule.h): parse, build, print, apply. */
-#include "sasstune/schedule.h"
-#include "util/util.h"
+#include "schedule_internal.h"
 
-#include <cJSON.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-typedef struct sched_kernel {
-	char *name;
-	bool is_perm; /* v holds a permutation, else a list of swaps */
-	uint32_t *v;
-	size_t n, cap;
-	st_ctrl *ctrl; /* per entry of v when isc[j] == 1: a control edit of slot v[j], not a swap; for a
-	                * rename (isc 2) ctrl.wbar holds nothing and aux the register; a field edit
-	                * (isc 3): aux = field << 8 | register; a register count (isc 4): aux, slot 0 */
-	uint8_t *isc;
-	uint16_t *aux;
-	size_t nctrl;
-} sched_kernel;
-
-struct st_schedule {
-	sched_kernel *k;
-	size_t n, cap;
-};
 
 void st_schedule_free(st_schedule *s)
 {
@@ -37,6 +17,7 @@ void st_schedule_free(st_schedule *s)
 		free(s->k[i].ctrl);
 		free(s->k[i].isc);
 		free(s->k[i].aux);
+		free(s->k[i].pipe);
 	}
 	free(s->k);
 	free(s);
@@ -76,6 +57,21 @@ static sched_kernel *add_kernel(st_schedule *s, const char *name)
 		return NULL;
 	s->n++;
 	return k;
+}
+
+sched_kernel *sp_kernel(st_schedule *s, const char *name, bool create)
+{
+	sched_kernel *k = find(s, name);
+	return k || !create ? k : add_kernel(s, name);
+}
+
+/* Swaps, control edits and renames go to a kernel that holds neither a permutation nor rotations. */
+static st_status movable(const sched_kernel *k, const char *kernel, st_error *err)
+{
+	if (k && (k->is_perm || k->is_pipe))
+		return st_error_set(err, ST_EINVAL, "kernels.%s already holds %s", kernel,
+				    k->is_pipe ? "pipe rotations" : "a permutation");
+	return ST_OK;
 }
 
 static bool push(sched_kernel *k, uint32_t x)
@@ -261,19 +257,20 @@ static st_status parse_root(const cJSON *root, const char *name, const cJSON **k
 	return ST_OK;
 }
 
-/* One entry e of "kernels": a new kernel of s with exactly one of "swaps", "moves" and "permutation". */
+/* One entry e of "kernels": a new kernel of s with exactly one of "swaps", "moves", "permutation" and
+ * "pipe" (schedule_pipe.c). */
 static st_status parse_kernel(st_schedule *s, const char *name, const cJSON *e, st_error *err)
 {
 	if (find(s, e->string))
 		return st_error_set(err, ST_EFORMAT, "%s: kernels.%s: given twice", name, e->string);
 	if (!cJSON_IsObject(e))
 		return st_error_set(err, ST_EFORMAT,
-				    "%s: kernels.%s: expected an object with \"swaps\", \"moves\" or \"permutation\"", name,
+				    "%s: kernels.%s: expected an object with \"swaps\", \"moves\", \"permutation\" or \"pipe\"", name,
 				    e->string);
 	sched_kernel *k = add_kernel(s, e->string);
 	if (!k)
 		return st_error_set(err, ST_ENOMEM, "out of memory");
-	const cJSON *swaps = NULL, *perm = NULL;
+	const cJSON *swaps = NULL, *perm = NULL, *pipe = NULL;
 	const char *list = "swaps";
 	for (const cJSON *f = e->child; f; f = f->next) {
 		if (!strcmp(f->string, "swaps") || !strcmp(f->string, "moves")) {
@@ -285,13 +282,20 @@ static st_status parse_kernel(st_schedule *s, const char *name, const cJSON *e, 
 		}
 		else if (!strcmp(f->string, "permutation"))
 			perm = f;
+		else if (!strcmp(f->string, "pipe"))
+			pipe = f;
 		else
 			return st_error_set(err, ST_EFORMAT, "%s: kernels.%s: unknown field \"%s\"", name, e->string,
 					    f->string);
 	}
+	if (pipe && (swaps || perm))
+		return st_error_set(err, ST_EFORMAT, "%s: kernels.%s: \"pipe\" cannot be mixed with \"%s\" (rotations are a form of their own)",
+				    name, e->string, perm ? "permutation" : list);
+	if (pipe)
+		return sp_parse_pipe(name, e->string, pipe, k, err);
 	if ((swaps != NULL) == (perm != NULL))
 		return st_error_set(err, ST_EFORMAT,
-				    "%s: kernels.%s: give exactly one of \"swaps\", \"moves\" and \"permutation\"", name,
+				    "%s: kernels.%s: give exactly one of \"swaps\", \"moves\", \"pipe\" and \"permutation\"", name,
 				    e->string);
 	k->is_perm = perm != NULL;
 	return parse_list(name, e->string, perm ? "permutation" : list, perm ? perm : swaps, k, err);
@@ -391,8 +395,9 @@ st_status st_schedule_permutation(const st_schedule *s, size_t i, size_t n, uint
 st_status st_schedule_add_swap(st_schedule *s, const char *kernel, uint32_t slot, st_error *err)
 {
 	sched_kernel *k = find(s, kernel);
-	if (k && k->is_perm)
-		return st_error_set(err, ST_EINVAL, "kernels.%s already holds a permutation", kernel);
+	st_status rc0 = movable(k, kernel, err);
+	if (rc0)
+		return rc0;
 	if (!k && !(k = add_kernel(s, kernel)))
 		return st_error_set(err, ST_ENOMEM, "out of memory");
 	return push(k, slot) ? ST_OK : st_error_set(err, ST_ENOMEM, "out of memory");
@@ -401,8 +406,9 @@ st_status st_schedule_add_swap(st_schedule *s, const char *kernel, uint32_t slot
 static st_status add_kind(st_schedule *s, const char *kernel, uint32_t slot, uint8_t kind, uint16_t aux, st_error *err)
 {
 	sched_kernel *k = find(s, kernel);
-	if (k && k->is_perm)
-		return st_error_set(err, ST_EINVAL, "kernels.%s already holds a permutation", kernel);
+	st_status rc0 = movable(k, kernel, err);
+	if (rc0)
+		return rc0;
 	if (!k && !(k = add_kernel(s, kernel)))
 		return st_error_set(err, ST_ENOMEM, "out of memory");
 	return push_kind(k, slot, kind, aux) ? ST_OK : st_error_set(err, ST_ENOMEM, "out of memory");
@@ -436,8 +442,9 @@ st_status st_schedule_add_ctrl(st_schedule *s, const char *kernel, uint32_t slot
 	if (rc)
 		return rc;
 	sched_kernel *k = find(s, kernel);
-	if (k && k->is_perm)
-		return st_error_set(err, ST_EINVAL, "kernels.%s already holds a permutation", kernel);
+	st_status rc0 = movable(k, kernel, err);
+	if (rc0)
+		return rc0;
 	if (!k && !(k = add_kernel(s, kernel)))
 		return st_error_set(err, ST_ENOMEM, "out of memory");
 	return push_ctrl(k, slot, c) ? ST_OK : st_error_set(err, ST_ENOMEM, "out of memory");
@@ -473,8 +480,8 @@ st_status st_schedule_set_permutation(st_schedule *s, const char *kernel, const 
 				      st_error *err)
 {
 	sched_kernel *k = find(s, kernel);
-	if (k && !k->is_perm && k->n)
-		return st_error_set(err, ST_EINVAL, "kernels.%s already holds swaps", kernel);
+	if (k && ((!k->is_perm && k->n) || k->is_pipe))
+		return st_error_set(err, ST_EINVAL, "kernels.%s already holds %s", kernel, k->is_pipe ? "pipe rotations" : "swaps");
 	if (!k && !(k = add_kernel(s, kernel)))
 		return st_error_set(err, ST_ENOMEM, "out of memory");
 	k->is_perm = true;
@@ -495,6 +502,12 @@ char *st_schedule_to_json(const st_schedule *s)
 		cJSON *str = cJSON_CreateString(k->name);
 		char *q = str ? cJSON_PrintUnformatted(str) : NULL;
 		cJSON_Delete(str);
+		if (k->is_pipe) {
+			ok = q && st_buf_printf(&b, "%s%s: {", i ? ", " : "", q) == ST_OK && sp_pipe_json(&b, k) == ST_OK &&
+			     st_buf_printf(&b, "}") == ST_OK;
+			free(q);
+			continue;
+		}
 		ok = q && st_buf_printf(&b, "%s%s: {\"%s\": [", i ? ", " : "", q,
 					k->is_perm ? "permutation" : k->nctrl ? "moves" : "swaps") == ST_OK;
 		free(q);
@@ -567,7 +580,8 @@ static st_status apply_ctrl(const sched_kernel *k, st_cubin *c, size_t kidx, con
 	return rc;
 }
 
-st_status st_schedule_apply(const st_schedule *s, st_cubin *c, st_error *err)
+/* Every kernel's swaps, control edits and permutation (kernels with rotations are left alone). */
+static st_status apply_moves(const st_schedule *s, st_cubin *c, st_error *err)
 {
 	size_t nk = s->n;
 	size_t *idx = calloc(nk ? nk : 1, sizeof *idx);
@@ -596,12 +610,15 @@ st_status st_schedule_apply(const st_schedule *s, st_cubin *c, st_error *err)
 		}
 	}
 	for (; done < nk; done++)
-		if ((rc = st_cubin_permute(c, idx[done], perms[done], st_cubin_kernel(c, idx[done])->insn_count, err)))
+		if (!s->k[done].is_pipe &&
+		    (rc = st_cubin_permute(c, idx[done], perms[done], st_cubin_kernel(c, idx[done])->insn_count, err)))
 			break;
 	for (size_t i = 0; !rc && i < nk; i++) /* control edits, each on the instruction then in its slot */
 		rc = apply_ctrl(&s->k[i], c, idx[i], perms[i], err);
 	/* Undo what was applied: the cubin rebuilds from its original bytes, so inverses restore it. */
 	while (rc && done-- > 0) {
+		if (s->k[done].is_pipe)
+			continue;
 		size_t n = st_cubin_kernel(c, idx[done])->insn_count;
 		uint32_t *inv = malloc((n ? n : 1) * sizeof *inv);
 		if (!inv)
@@ -618,4 +635,34 @@ out:
 	free(perms);
 	free(idx);
 	return rc;
+}
+
+/* Every kernel's rotations (each on its still unmodified code), then the other kernels' moves. */
+static st_status apply_all(const st_schedule *s, st_cubin *c, st_error *err)
+{
+	st_sass_opts o = {0}; /* no listing: nvdisasm found at run time */
+	for (size_t i = 0; i < s->n; i++) {
+		st_status rc = s->k[i].is_pipe ? sp_apply_pipe(s, i, c, &o, err) : ST_OK;
+		if (rc)
+			return rc;
+	}
+	return apply_moves(s, c, err);
+}
+
+st_status st_schedule_apply(const st_schedule *s, st_cubin *c, st_error *err)
+{
+	bool pipe = false;
+	for (size_t i = 0; i < s->n; i++)
+		pipe |= s->k[i].is_pipe;
+	if (!pipe)
+		return apply_moves(s, c, err);
+	/* rotations are not undone by an inverse: rehearse on a copy, so that a refusal leaves c as it was */
+	size_t size;
+	const uint8_t *data = st_cubin_data(c, &size);
+	st_cubin *copy = NULL;
+	st_status rc = st_cubin_open_mem(data, size, st_cubin_name(c), &copy, err);
+	if (!rc)
+		rc = apply_all(s, copy, err);
+	st_cubin_free(copy);
+	return rc ? rc : apply_all(s, c, err);
 }

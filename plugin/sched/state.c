@@ -1,6 +1,7 @@
 /* The st_sched state: current order and control fields, the applied moves (for undo and for
  * schedules), and the cache of legal moves, refreshed locally after each change. */
 #include "sched_internal.h"
+#include "schedule_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -625,6 +626,8 @@ st_status st_sched_replay(st_sched *s, const st_schedule *sch, size_t i, st_erro
 	if (st_schedule_is_permutation(sch, i))
 		return st_error_set(err, ST_EUNSUPPORTED,
 				    "kernels.%s: a permutation cannot be replayed move by move (give swaps or moves)", kn);
+	if (st_schedule_pipe_count(sch, i))
+		return st_error_set(err, ST_EUNSUPPORTED, "kernels.%s: pipe rotations are not moves to replay (st_sched_rewrite applies them)", kn);
 	size_t nm = st_schedule_move_count(sch, i);
 	st_status rc0 = sc_rename_replay_limit(s, sch, i, err);
 	if (rc0)
@@ -698,7 +701,7 @@ st_status st_sched_rewrite(const st_cubin *c, const st_schedule *sch, const st_s
 			rc = st_error_set(err, ST_ENOTFOUND, "%s: no kernel named '%s' (kernels.%s of the schedule)",
 					  st_cubin_name(c), kn, kn);
 		else if (!(rc = st_sass_decode(c, kn, o, &ks[i], err)) && !st_schedule_is_permutation(sch, i) &&
-			 !(rc = st_sched_new(ks[i], c, ST_SCHED_WIDE | ST_SCHED_WAIT | ST_SCHED_SB | ST_SCHED_RENAME | ST_SCHED_XBLOCK, &ss[i], err)))
+			 !st_schedule_pipe_count(sch, i) && !(rc = st_sched_new(ks[i], c, ST_SCHED_WIDE | ST_SCHED_WAIT | ST_SCHED_SB | ST_SCHED_RENAME | ST_SCHED_XBLOCK, &ss[i], err)))
 			rc = st_sched_replay(ss[i], sch, i, err);
 	}
 	if (!rc) {
@@ -706,11 +709,13 @@ st_status st_sched_rewrite(const st_cubin *c, const st_schedule *sch, const st_s
 		const uint8_t *data = st_cubin_data(c, &size);
 		rc = st_cubin_open_mem(data, size, st_cubin_name(c), &work, err);
 	}
+	if (!rc) /* rotations first, on still unmodified kernels; the checker judges each */
+		rc = sp_rewrite_pipes(c, sch, o, work, err);
 	for (size_t i = 0; i < nk && !rc; i++) {
 		const char *kn = st_schedule_kernel_name(sch, i);
 		size_t k = st_cubin_find_kernel(work, kn);
-		if (ss[i]) {
-			rc = st_sched_to_cubin(ss[i], work, k, err);
+		if (ss[i] || st_schedule_pipe_count(sch, i)) {
+			rc = ss[i] ? st_sched_to_cubin(ss[i], work, k, err) : ST_OK;
 			continue;
 		}
 		/* a permutation: apply it, then the independent checker judges the result */

@@ -1,5 +1,5 @@
-/* sasstune rewrite CUBIN --schedule S.json -o OUT: apply a schedule (permutations or adjacent
- * swaps per kernel), patching every code offset, and write the result. */
+/* sasstune rewrite CUBIN --schedule S.json -o OUT: apply a schedule (permutations, adjacent swaps and
+ * control edits, or pipe rotations per kernel), patching every code offset, and write the result. */
 #include "cli.h"
 #include "sasstune/cubin.h"
 #include "sasstune/sched.h"
@@ -23,18 +23,23 @@ static void usage(FILE *out)
 		     "non-fixed instruction may move, as `tune --wide`), so a schedule may swap what\n"
 		     "`sasstune moves` (default setting: memory instructions) does not list; `moves --wide`\n"
 		     "lists them all.  A permutation is judged as a whole by the independent checker\n"
-		     "(sasstune check).  Printed per kernel: the swaps and control edits applied, and how\n"
-		     "many slots hold another instruction than before.\n\n"
+		     "(sasstune check).  Pipe rotations are made and applied as `sasstune pipe -o` does\n"
+		     "(rules P1-P10, docs/pipeline.md), then judged by the independent checker (with\n"
+		     "--unchecked: the rules only).  Printed per kernel: the swaps and control edits applied,\n"
+		     "and how many slots hold another instruction than before; or the rotations applied.\n\n"
 		     "schedule (docs/cubin.md):\n"
 		     "  {\"sasstune_schedule\": 1, \"kernels\": {\"KERNEL\": {\"swaps\": [i, ...]}}}\n"
 		     "  {\"sasstune_schedule\": 1, \"kernels\": {\"KERNEL\": {\"permutation\": [old slot for new slot 0, ...]}}}\n"
 		     "  {\"sasstune_schedule\": 1, \"kernels\": {\"KERNEL\": {\"moves\": [i, {\"slot\": i, \"stall\": s, \"yield\": y,\n"
-		     "     \"wbar\": w, \"rbar\": r, \"wait\": m, \"reuse\": u}, ...]}}}   swaps and control edits (docs/sched.md)\n\n"
+		     "     \"wbar\": w, \"rbar\": r, \"wait\": m, \"reuse\": u}, ...]}}}   swaps and control edits (docs/sched.md)\n"
+		     "  {\"sasstune_schedule\": 1, \"kernels\": {\"KERNEL\": {\"pipe\": [{\"loop\": OFF, \"loads\": [OFF, ...]}]}}}\n"
+		     "     family 3 form 1 rotations, as `sasstune pipe --json` lists them (docs/cubin.md)\n\n"
 		     "options:\n"
 		     "  --schedule S.json   the moves to apply\n"
 		     "  -o OUT              where to write the rewritten cubin (written atomically)\n"
 		     "  --listing F         the cubin's `nvdisasm -hex -c` listing (default: run nvdisasm)\n"
-		     "  --unchecked         apply the moves as written, without the legality model (for tests)\n"
+		     "  --unchecked         apply the moves as written, without the legality model (for tests;\n"
+		     "                      pipe rotations still pass their rules, not the checker)\n"
 		     "  -h, --help\n\n"
 		     "exit status: 0 written, 1 bad input or refused, 2 usage error\n");
 }
@@ -53,9 +58,31 @@ static st_status rewrite_checked(st_cubin **c, const st_schedule *s, const char 
 	return rc;
 }
 
+/* "K: 1 rotation applied (loop 0x150: 2 loads 0x200,0x230) (checked by the pipe rules and the
+ * independent checker)" */
+static void pipe_summary(const st_schedule *s, size_t i, int unchecked)
+{
+	size_t np = st_schedule_pipe_count(s, i);
+	printf("%s: %zu rotation%s applied (", st_schedule_kernel_name(s, i), np, np == 1 ? "" : "s");
+	for (size_t j = 0; j < np; j++) {
+		uint32_t h, loads[8];
+		size_t n = 0;
+		st_schedule_pipe_at(s, i, j, &h, loads, &n);
+		printf("%sloop 0x%x: %zu load%s ", j ? "; " : "", h, n, n == 1 ? "" : "s");
+		for (size_t m = 0; m < n; m++)
+			printf("%s0x%x", m ? "," : "", loads[m]);
+	}
+	printf(") (%s)\n", unchecked ? "checked by the pipe rules only: --unchecked skips the independent checker"
+				      : "checked by the pipe rules and the independent checker");
+}
+
 /* "K: 2 swaps and 1 control edit applied (checked at the wide setting); 2 of 56 slots moved" */
 static void summary(const st_schedule *s, size_t i, const st_cubin *c, int unchecked)
 {
+	if (st_schedule_pipe_count(s, i)) {
+		pipe_summary(s, i, unchecked);
+		return;
+	}
 	const char *name = st_schedule_kernel_name(s, i);
 	const st_kernel_info *k = st_cubin_kernel(c, st_cubin_find_kernel(c, name));
 	uint32_t *perm = malloc((k->insn_count ? k->insn_count : 1) * sizeof *perm);
