@@ -35,9 +35,11 @@ static void usage(FILE *out)
 		     "                 or --loop OFF (that loop's largest candidate, or with --loads exactly those\n"
 		     "                 loads, byte offsets as listed)\n"
 		     "  -h, --help\n\n"
-		     "Neither the independent checker nor a GPU sees the rewrite here (`sasstune check` does\n"
-		     "not know the pipe rules yet): `sasstune compare CUBIN OUT --launch L.json` checks its\n"
-		     "outputs bit for bit on a GPU and times the pair.\n\n"
+		     "Neither the independent checker nor a GPU sees the rewrite here: `sasstune check CUBIN\n"
+		     "OUT` judges it, `sasstune rewrite CUBIN --schedule S.json` with {\"pipe\": [{\"loop\",\n"
+		     "\"loads\"}]} (as --json lists them; docs/cubin.md) applies and checks in one go, and\n"
+		     "`sasstune compare CUBIN OUT --launch L.json` checks its outputs bit for bit on a GPU\n"
+		     "and times the pair.\n\n"
 		     "exit status: 0 ok, 1 bad input or a refused candidate (the rule named), 2 usage error\n");
 }
 
