@@ -19,23 +19,27 @@
  * check_pipe_live.c, check_pipe_time.c; plugin/sass:
  * latency.c, latency_tables.c, and since version 5 the operand decode operands.c, groups.c).  test_legality_version fails when those files change and
  * its recorded hash does not. */
-#define ST_LEGALITY_VERSION 7
+#define ST_LEGALITY_VERSION 8
 
 typedef struct st_sched st_sched;
 enum { ST_SCHED_WIDE = 1, ST_SCHED_NO_CTRL = 2, /* any non-fence insn may move; no control-code moves */
        ST_SCHED_HOIST = 4, ST_SCHED_WAIT = 8, /* the hoist (ST_MOVE_HOIST) and wait (ST_MOVE_WAIT) families */
        ST_SCHED_SB = 16,                       /* scoreboard re-assignment (ST_MOVE_SB) */
        ST_SCHED_RENAME = 32,                   /* register renaming (ST_MOVE_RENAME) */
-       ST_SCHED_XBLOCK = 64 };                 /* moves across blocks (ST_MOVE_XBLOCK) */
+       ST_SCHED_XBLOCK = 64,                   /* moves across blocks (ST_MOVE_XBLOCK) */
+       ST_SCHED_PIPE = 128 };                  /* family 3 form 1 (pipe.h): tune's alternative, no walk move */
 /* The move families tuning uses by default (st_tune_opts_init, the pass), by name (keyed in the
  * schedule cache) and as flags; st_sched_families(ST_SCHED_DEFAULT_FAMILIES) == ST_SCHED_MOVE_FAMILIES.
  * Every family that passed its GPU soundness campaign (docs/sched.md, issue 15: "all in the default
  * set once proven"); `moves` and `shuffle` keep swap,ctrl as their default listing. */
-#define ST_SCHED_MOVE_FAMILIES "swap,ctrl,hoist,wait,sb,rename,xblock"
-#define ST_SCHED_DEFAULT_FAMILIES (ST_SCHED_HOIST | ST_SCHED_WAIT | ST_SCHED_SB | ST_SCHED_RENAME | ST_SCHED_XBLOCK)
-/* "swap,ctrl", "swap", "swap,ctrl,hoist", ... "swap,ctrl,hoist,wait,sb,rename,xblock": the families flags enable. */
-const char *st_sched_families(unsigned flags);
-/* Comma list of families ("swap" required; "ctrl", "hoist", "wait", "sb", "rename", "xblock") into the family bits of *flags. */
+#define ST_SCHED_MOVE_FAMILIES "swap,ctrl,hoist,wait,sb,rename,xblock,pipe"
+#define ST_SCHED_DEFAULT_FAMILIES \
+	(ST_SCHED_HOIST | ST_SCHED_WAIT | ST_SCHED_SB | ST_SCHED_RENAME | ST_SCHED_XBLOCK | ST_SCHED_PIPE)
+/* "swap,ctrl", "swap", "swap,ctrl,hoist", ...: the families flags enable, written into buf (n >= 64
+ * always holds the longest); returns buf. */
+#define ST_SCHED_FAMILIES_MAX 64
+const char *st_sched_families(unsigned flags, char *buf, size_t n);
+/* Comma list of families ("swap" required; "ctrl", "hoist", "wait", "sb", "rename", "xblock", "pipe") into the family bits of *flags. */
 st_status st_sched_parse_families(const char *list, unsigned *flags, st_error *err);
 typedef enum st_move_kind {
 	ST_MOVE_SWAP,  /* slots `slot` and slot+1 trade places (control codes fixed up) */

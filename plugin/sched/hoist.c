@@ -99,50 +99,19 @@ st_status sc_check_hoist(const st_sched *s, st_move m, uint32_t *rlo, uint32_t *
 static const struct {
 	const char *name;
 	unsigned flag;
-} family_bits[] = {{"hoist", ST_SCHED_HOIST}, {"wait", ST_SCHED_WAIT}, {"sb", ST_SCHED_SB},
-		   {"rename", ST_SCHED_RENAME}, {"xblock", ST_SCHED_XBLOCK}};
+} family_bits[] = {{"hoist", ST_SCHED_HOIST}, {"wait", ST_SCHED_WAIT},     {"sb", ST_SCHED_SB},
+		   {"rename", ST_SCHED_RENAME}, {"xblock", ST_SCHED_XBLOCK}, {"pipe", ST_SCHED_PIPE}};
 
-const char *st_sched_families(unsigned flags)
+const char *st_sched_families(unsigned flags, char *buf, size_t n)
 {
-	/* index: bit 0 no ctrl, then one bit per family of st_sched_family_bits, in that order */
-	static const char *const n[64] = {
-		"swap,ctrl", "swap",
-		"swap,ctrl,hoist", "swap,hoist",
-		"swap,ctrl,wait", "swap,wait",
-		"swap,ctrl,hoist,wait", "swap,hoist,wait",
-		"swap,ctrl,sb", "swap,sb",
-		"swap,ctrl,hoist,sb", "swap,hoist,sb",
-		"swap,ctrl,wait,sb", "swap,wait,sb",
-		"swap,ctrl,hoist,wait,sb", "swap,hoist,wait,sb",
-		"swap,ctrl,rename", "swap,rename",
-		"swap,ctrl,hoist,rename", "swap,hoist,rename",
-		"swap,ctrl,wait,rename", "swap,wait,rename",
-		"swap,ctrl,hoist,wait,rename", "swap,hoist,wait,rename",
-		"swap,ctrl,sb,rename", "swap,sb,rename",
-		"swap,ctrl,hoist,sb,rename", "swap,hoist,sb,rename",
-		"swap,ctrl,wait,sb,rename", "swap,wait,sb,rename",
-		"swap,ctrl,hoist,wait,sb,rename", "swap,hoist,wait,sb,rename",
-		"swap,ctrl,xblock", "swap,xblock",
-		"swap,ctrl,hoist,xblock", "swap,hoist,xblock",
-		"swap,ctrl,wait,xblock", "swap,wait,xblock",
-		"swap,ctrl,hoist,wait,xblock", "swap,hoist,wait,xblock",
-		"swap,ctrl,sb,xblock", "swap,sb,xblock",
-		"swap,ctrl,hoist,sb,xblock", "swap,hoist,sb,xblock",
-		"swap,ctrl,wait,sb,xblock", "swap,wait,sb,xblock",
-		"swap,ctrl,hoist,wait,sb,xblock", "swap,hoist,wait,sb,xblock",
-		"swap,ctrl,rename,xblock", "swap,rename,xblock",
-		"swap,ctrl,hoist,rename,xblock", "swap,hoist,rename,xblock",
-		"swap,ctrl,wait,rename,xblock", "swap,wait,rename,xblock",
-		"swap,ctrl,hoist,wait,rename,xblock", "swap,hoist,wait,rename,xblock",
-		"swap,ctrl,sb,rename,xblock", "swap,sb,rename,xblock",
-		"swap,ctrl,hoist,sb,rename,xblock", "swap,hoist,sb,rename,xblock",
-		"swap,ctrl,wait,sb,rename,xblock", "swap,wait,sb,rename,xblock",
-		"swap,ctrl,hoist,wait,sb,rename,xblock", "swap,hoist,wait,sb,rename,xblock",
-	};
-	unsigned i = flags & ST_SCHED_NO_CTRL ? 1u : 0u;
-	for (size_t b = 0; b < sizeof family_bits / sizeof family_bits[0]; b++)
-		i |= flags & family_bits[b].flag ? 2u << b : 0u;
-	return n[i];
+	/* every name at once is "swap,ctrl,hoist,wait,sb,rename,xblock,pipe": 43 bytes with its NUL */
+	if (!n)
+		return buf;
+	int len = snprintf(buf, n, "%s", flags & ST_SCHED_NO_CTRL ? "swap" : "swap,ctrl");
+	for (size_t b = 0; b < sizeof family_bits / sizeof family_bits[0] && len > 0 && (size_t)len < n; b++)
+		if (flags & family_bits[b].flag)
+			len += snprintf(buf + len, n - (size_t)len, ",%s", family_bits[b].name);
+	return buf;
 }
 
 st_status st_sched_parse_families(const char *list, unsigned *flags, st_error *err)
@@ -163,7 +132,7 @@ st_status st_sched_parse_families(const char *list, unsigned *flags, st_error *e
 			f |= family_bits[b].flag;
 		else
 			return st_error_set(err, ST_EINVAL,
-					    "families: unknown family '%.*s' (swap, ctrl, hoist, wait, sb, rename, xblock)",
+					    "families: unknown family '%.*s' (swap, ctrl, hoist, wait, sb, rename, xblock, pipe)",
 					    (int)n, p);
 		p += n + (p[n] == ',');
 	}

@@ -8,6 +8,8 @@
  * Nothing here is global; every call owns what it opens.  docs/tune.md. */
 #include "sasstune/tune.h"
 #include "tune_aim.h"
+#include "tune_internal.h"
+#include "tune_pipe.h"
 #include "tune_regs.h"
 #include "sasstune/sched.h"
 
@@ -328,6 +330,23 @@ fail:
 	return rc;
 }
 
+st_status st_tune_nvdisasm_accepts(const st_cubin *t, const st_sass_opts *so, char *why, size_t n, st_error *err)
+{
+	st_sass_opts no = *so;
+	no.listing = NULL; /* the listing given is the input's */
+	char *text = NULL;
+	size_t tlen = 0;
+	st_error de = {0};
+	st_status dr = st_sass_listing(t, &no, NULL, &text, &tlen, &de);
+	free(text);
+	why[0] = 0;
+	if (dr == ST_ENOMEM)
+		return st_error_set(err, dr, "%s", de.msg);
+	if (dr && dr != ST_ENOTFOUND) /* skipped only where no nvdisasm can be found */
+		snprintf(why, n, "%s", de.msg);
+	return ST_OK;
+}
+
 /* The state's cubin, schedule and checker verdict into r (r->cubin stays the input on failure). */
 static st_status job_output(tjob *j, const st_tune_kernel *k, st_tune_result *r, int *checked_ok, st_error *err)
 {
@@ -363,27 +382,15 @@ static st_status job_output(tjob *j, const st_tune_kernel *k, st_tune_result *r,
 		free(json);
 		goto done;
 	}
-	if (st_sched_depth(j->s)) {
-		/* nvdisasm must still decode every word (a control edit the model thought legal once gave
-		 * an encoding it rejects); skipped only where no nvdisasm can be found */
-		st_sass_opts no = j->so;
-		no.listing = NULL;
-		char *text = NULL;
-		size_t tlen = 0;
-		st_error de = {0};
-		st_status dr = st_sass_listing(c, &no, NULL, &text, &tlen, &de);
-		free(text);
-		if (dr && dr != ST_ENOTFOUND) {
-			if (dr == ST_ENOMEM) {
-				rc = st_error_set(err, dr, "%s", de.msg);
-				free(json);
-				goto done;
-			}
-			snprintf(r->message, sizeof r->message, "nvdisasm does not accept the tuned cubin (%.300s); input kept",
-				 de.msg);
-			free(json);
-			goto done;
-		}
+	char why[320] = "";
+	if (st_sched_depth(j->s) && (rc = st_tune_nvdisasm_accepts(c, &j->so, why, sizeof why, err))) {
+		free(json);
+		goto done;
+	}
+	if (why[0]) {
+		snprintf(r->message, sizeof r->message, "nvdisasm does not accept the tuned cubin (%.300s); input kept", why);
+		free(json);
+		goto done;
 	}
 	size_t size;
 	const uint8_t *d = st_cubin_data(c, &size);
@@ -457,11 +464,12 @@ static void result_counts(st_tune_result *r, const st_search_result *sr)
 	r->best = sr->best;
 }
 
-/* The final estimate: the race's survivor against the original in a session opened anew (fresh
- * inputs, both modules loaded fresh, samples of >= ST_ESTIMATE_SAMPLE_US): the measurement
- * `sasstune compare` makes (st_estimate_run), so that the two agree. */
-static st_status fresh_estimate(const st_tune_kernel *k, const st_tune_opts *o, unsigned pairs,
-				const st_tune_result *r, st_estimate *e, st_error *err)
+/* The final estimate: a candidate (the race's survivor, or the pipe alternative) against the
+ * original in a session opened anew (fresh inputs, both modules loaded fresh, samples of >=
+ * ST_ESTIMATE_SAMPLE_US): the measurement `sasstune compare` makes (st_estimate_run), so that
+ * the two agree. */
+st_status st_tune_fresh_estimate(const st_tune_kernel *k, const st_tune_opts *o, unsigned pairs, const uint8_t *b,
+				 size_t b_size, st_estimate *e, st_error *err)
 {
 	st_runtime_options ro = o->runtime, def;
 	st_runtime_options_init(&def);
@@ -472,12 +480,20 @@ static st_status fresh_estimate(const st_tune_kernel *k, const st_tune_opts *o, 
 	ro.verify_sets = o->fresh_sets ? o->fresh_sets : def.verify_sets;
 	ro.warmup_ms = def.warmup_ms;
 	st_error e2 = {0};
-	st_status rc = st_estimate_run(k->cubin, k->size, k->launch, &ro, r->cubin, r->cubin_size, true, pairs, e, &e2);
+	st_status rc = st_estimate_run(k->cubin, k->size, k->launch, &ro, b, b_size, true, pairs, e, &e2);
 	if (rc)
 		return st_error_set(err, rc, "the fresh-session estimate: %s", e2.msg);
 	if (e->verdict == ST_OK && !(e->t.ratio > 0 && e->t.ci_lo > 0 && e->t.ci_hi > 0))
 		e->verdict = ST_ECRASH;
 	return ST_OK;
+}
+
+void st_tune_estimate_eval(const st_estimate *e, st_eval *out)
+{
+	out->ratio = 1.0 / e->t.ratio; /* runtime: time(B)/time(A); search: original/candidate */
+	out->lo = 1.0 / e->t.ci_hi;
+	out->hi = 1.0 / e->t.ci_lo;
+	out->pairs = e->t.n;
 }
 
 /* The race's final batch becomes race_final; r->best becomes the fresh-session estimate
@@ -487,11 +503,104 @@ static int take_estimate(st_tune_result *r, const st_estimate *e, double confirm
 	*race_final = r->best;
 	if (e->verdict != ST_OK)
 		return 0;
-	r->best.ratio = 1.0 / e->t.ratio; /* runtime: time(B)/time(A); search: original/candidate */
-	r->best.lo = 1.0 / e->t.ci_hi;
-	r->best.hi = 1.0 / e->t.ci_lo;
-	r->best.pairs = e->t.n;
+	st_tune_estimate_eval(e, &r->best);
 	return r->best.lo > confirm_min;
+}
+
+/* GPU: the search's output (in r) re-measured in a fresh session; *ok falls when it does not hold. */
+static st_status search_estimate(tjob *j, const st_tune_kernel *k, const st_tune_opts *o, const st_search_opts *so,
+				 st_tune_result *r, int *ok, st_error *err)
+{
+	st_estimate e;
+	st_eval race;
+	st_status rc = st_tune_fresh_estimate(k, o, so->confirm_pairs, r->cubin, r->cubin_size, &e, err);
+	if (rc)
+		return rc;
+	int held = take_estimate(r, &e, so->confirm_min, &race);
+	st_session_info si;
+	st_session_get_info(j->g.sess, &si); /* contaminations: the search's session, then the estimate's */
+	char v[768];
+	snprintf(v, sizeof v,
+		 "{\"search_verified\": %llu, \"search_rejected\": %llu, \"fresh_sets\": %u, \"fresh\": \"%s\", "
+		 "\"checker\": \"ok\", \"confirm_pairs\": %u, \"confirm\": \"race\", \"race_candidates\": %u, "
+		 "\"race_rounds\": %u, \"race_pairs_spent\": %llu, \"race_final\": [%.6f, %.6f, %.6f], "
+		 "\"estimate\": \"fresh-session\", \"estimate_sample_us\": %g, \"estimate_reps\": %u, "
+		 "\"contaminations\": %u, \"estimate_contaminations\": %u, \"stray_write\": %s}",
+		 (unsigned long long)j->g.verified, (unsigned long long)j->g.rejected, e.info.verify_sets,
+		 e.verdict == ST_OK ? "ok" : st_status_str(e.verdict), r->best.pairs, r->race_candidates, r->race_rounds,
+		 (unsigned long long)r->confirm_pairs_spent, race.ratio, race.lo, race.hi, e.sample_us, e.t.reps,
+		 si.contaminations, e.info.contaminations, e.info.last_stray ? "true" : "false");
+	if (!(r->verification_json = strdup(v)))
+		return st_error_set(err, ST_ENOMEM, "out of memory");
+	if (e.verdict != ST_OK) {
+		*ok = 0;
+		snprintf(r->message, sizeof r->message, "the confirmed schedule failed verification on fresh inputs (%s); input kept",
+			 e.info.last_stray ? "it wrote outside its buffers" : st_status_str(e.verdict));
+	} else if (!held) {
+		*ok = 0;
+		snprintf(r->message, sizeof r->message,
+			 "the race's survivor (%.4fx [%.4f, %.4f]) did not hold in a fresh session: %.4fx [%.4f, %.4f], "
+			 "not above %.3f; input kept",
+			 race.ratio, race.lo, race.hi, r->best.ratio, r->best.lo, r->best.hi, so->confirm_min);
+	}
+	return ST_OK;
+}
+
+/* r's message and output when the search's result is kept (ok) or the input is (not ok). */
+static st_status finish(tjob *j, const st_tune_kernel *k, int gpu, const st_search_opts *so, int ok,
+			st_tune_result *r, st_error *err)
+{
+	if (!ok) {
+		if (!r->message[0] && gpu)
+			snprintf(r->message, sizeof r->message,
+				 "no schedule passed confirmation (race of %u, final %u pairs, 95 %% interval above %.3f); input kept",
+				 r->race_candidates, so->confirm_pairs, so->confirm_min);
+		else if (!r->message[0])
+			snprintf(r->message, sizeof r->message, "the cost model found nothing faster; input kept");
+		st_sched_reset(j->s);
+		return copy_input(k, j->kname, r, err);
+	}
+	r->confirmed = gpu;
+	if (gpu)
+		snprintf(r->message, sizeof r->message,
+			 "confirmed on the GPU: %.4fx [%.4f, %.4f] over %u pairs in a fresh session, verified on fresh "
+			 "inputs, checked",
+			 r->best.ratio, r->best.lo, r->best.hi, r->best.pairs);
+	else
+		snprintf(r->message, sizeof r->message,
+			 "UNCONFIRMED: the cost model predicts %.4fx; the independent checker passed it, no GPU timed it",
+			 r->best.ratio);
+	return ST_OK;
+}
+
+/* The search itself (after the aim and the pipe alternative, whose time its budget lost). */
+static st_status search(tjob *j, const st_tune_kernel *k, const st_tune_opts *o, st_search_opts *so,
+			st_policy *policy, st_tune_result *r, int *accepted, st_error *err)
+{
+	st_aim *aim = NULL;
+	st_search_env *aenv = NULL; /* aimed proposals (tune_aim.c): the profile's cost counts in the budget */
+	int gpu = o->reward == ST_REWARD_GPU;
+	st_status rc = st_tune_aim_open(k, o, gpu, j->s, (st_search_env *)job_env(j), &aim, &aenv, r, err);
+	if (rc)
+		return rc;
+	if (so->seconds > 0)
+		so->seconds = so->seconds - r->aim_ms / 1000 > 1 ? so->seconds - r->aim_ms / 1000 : 1;
+	const st_search_env *env = aenv ? aenv : job_env(j);
+	st_search_result sr = {0};
+	note_ctx nc = {.j = j, .user = so->on_eval, .user_data = so->on_eval_data};
+	if (so->on_eval) { /* the caller's log gets the cost model's ratio of each evaluated state too */
+		so->on_eval = tune_note;
+		so->on_eval_data = &nc;
+	}
+	rc = st_search_run(&env, 1, policy, so, &sr, err);
+	st_aim_env_free(aenv);
+	st_aim_free(aim);
+	if (rc)
+		return rc;
+	result_counts(r, &sr);
+	st_search_result_free(&sr);
+	*accepted = sr.accepted;
+	return ST_OK;
 }
 
 st_status st_tune(const st_tune_kernel *k, const st_tune_opts *o, st_policy *policy, st_tune_result *r,
@@ -521,96 +630,25 @@ st_status st_tune(const st_tune_kernel *k, const st_tune_opts *o, st_policy *pol
 		snprintf(r->device, sizeof r->device, "%s", info.device);
 	}
 	st_policy *own = NULL;
-	if (so.method == ST_SEARCH_PPO && !policy) {
-		if ((rc = st_policy_new(o->hidden ? o->hidden : ST_POLICY_HIDDEN_DEFAULT, so.seed, &own, err)))
-			goto out;
-		policy = own;
-	}
-	st_aim *aim = NULL;
-	st_search_env *aenv = NULL; /* aimed proposals (tune_aim.c): the profile's cost counts in the budget */
-	if ((rc = st_tune_aim_open(k, o, gpu, j.s, (st_search_env *)job_env(&j), &aim, &aenv, r, err)))
+	st_tune_pipe_alt pa;
+	memset(&pa, 0, sizeof pa);
+	int accepted = 0, ok = 0;
+	if (so.method == ST_SEARCH_PPO && !policy &&
+	    (rc = st_policy_new(o->hidden ? o->hidden : ST_POLICY_HIDDEN_DEFAULT, so.seed, &own, err)))
 		goto out;
-	if (so.seconds > 0)
-		so.seconds = so.seconds - r->aim_ms / 1000 > 1 ? so.seconds - r->aim_ms / 1000 : 1;
-	const st_search_env *env = aenv ? aenv : job_env(&j);
-	st_search_result sr = {0};
-	note_ctx nc = {.j = &j, .user = so.on_eval, .user_data = so.on_eval_data};
-	if (so.on_eval) { /* the caller's log gets the cost model's ratio of each evaluated state too */
-		so.on_eval = tune_note;
-		so.on_eval_data = &nc;
-	}
-	rc = st_search_run(&env, 1, policy, &so, &sr, err);
-	st_aim_env_free(aenv);
-	st_aim_free(aim);
-	if (rc)
+	if ((rc = st_tune_pipe_alt_open(k, j.cubin, j.kname, &j.so, o, &so, &pa, r, err)) ||
+	    (rc = search(&j, k, o, &so, own ? own : policy, r, &accepted, err)))
 		goto out;
-	result_counts(r, &sr);
-	st_search_result_free(&sr);
-	int ok = 0;
-	if (sr.accepted && (rc = job_output(&j, k, r, &ok, err)))
+	if (accepted && (rc = job_output(&j, k, r, &ok, err)))
 		goto out;
-	if (sr.accepted && ok && gpu) {
-		st_estimate e;
-		st_eval race;
-		if ((rc = fresh_estimate(k, o, so.confirm_pairs, r, &e, err)))
-			goto out;
-		int held = take_estimate(r, &e, so.confirm_min, &race);
-		st_session_info si;
-		st_session_get_info(j.g.sess, &si); /* contaminations: the search's session, then the estimate's */
-		char v[768];
-		snprintf(v, sizeof v,
-			 "{\"search_verified\": %llu, \"search_rejected\": %llu, \"fresh_sets\": %u, \"fresh\": \"%s\", "
-			 "\"checker\": \"ok\", \"confirm_pairs\": %u, \"confirm\": \"race\", \"race_candidates\": %u, "
-			 "\"race_rounds\": %u, \"race_pairs_spent\": %llu, \"race_final\": [%.6f, %.6f, %.6f], "
-			 "\"estimate\": \"fresh-session\", \"estimate_sample_us\": %g, \"estimate_reps\": %u, "
-			 "\"contaminations\": %u, \"estimate_contaminations\": %u, \"stray_write\": %s}",
-			 (unsigned long long)j.g.verified, (unsigned long long)j.g.rejected,
-			 e.info.verify_sets, e.verdict == ST_OK ? "ok" : st_status_str(e.verdict),
-			 r->best.pairs, r->race_candidates, r->race_rounds, (unsigned long long)r->confirm_pairs_spent,
-			 race.ratio, race.lo, race.hi, e.sample_us, e.t.reps, si.contaminations, e.info.contaminations,
-			 e.info.last_stray ? "true" : "false");
-		r->verification_json = strdup(v);
-		if (!r->verification_json) {
-			rc = st_error_set(err, ST_ENOMEM, "out of memory");
-			goto out;
-		}
-		if (e.verdict != ST_OK) {
-			ok = 0;
-			snprintf(r->message, sizeof r->message,
-				 "the confirmed schedule failed verification on fresh inputs (%s); input kept",
-				 e.info.last_stray ? "it wrote outside its buffers" : st_status_str(e.verdict));
-		} else if (!held) {
-			ok = 0;
-			snprintf(r->message, sizeof r->message,
-				 "the race's survivor (%.4fx [%.4f, %.4f]) did not hold in a fresh session: %.4fx [%.4f, %.4f], "
-				 "not above %.3f; input kept",
-				 race.ratio, race.lo, race.hi, r->best.ratio, r->best.lo, r->best.hi, so.confirm_min);
-		}
-	}
-	if (!ok) {
-		if (!r->message[0] && gpu)
-			snprintf(r->message, sizeof r->message,
-				 "no schedule passed confirmation (race of %u, final %u pairs, 95 %% interval above %.3f); input kept",
-				 r->race_candidates, so.confirm_pairs, so.confirm_min);
-		else if (!r->message[0])
-			snprintf(r->message, sizeof r->message, "the cost model found nothing faster; input kept");
-		st_sched_reset(j.s);
-		if ((rc = copy_input(k, j.kname, r, err)))
-			goto out;
-	} else {
-		r->confirmed = gpu;
-		if (gpu)
-			snprintf(r->message, sizeof r->message,
-				 "confirmed on the GPU: %.4fx [%.4f, %.4f] over %u pairs in a fresh session, verified on fresh "
-				 "inputs, checked",
-				 r->best.ratio, r->best.lo, r->best.hi, r->best.pairs);
-		else
-			snprintf(r->message, sizeof r->message,
-				 "UNCONFIRMED: the cost model predicts %.4fx; the independent checker passed it, no GPU timed it",
-				 r->best.ratio);
-	}
+	if (accepted && ok && gpu && (rc = search_estimate(&j, k, o, &so, r, &ok, err)))
+		goto out;
+	if ((rc = finish(&j, k, gpu, &so, ok, r, err)))
+		goto out;
 	r->model_ratio = st_costmodel_ratio(j.m, j.s);
+	rc = st_tune_pipe_alt_take(&pa, ok, r, err);
 out:
+	st_tune_pipe_alt_free(&pa);
 	st_policy_free(own);
 	job_close(&j);
 	if (rc)

@@ -434,6 +434,7 @@ static unsigned summary(campaign *cp)
 	const config *c = &cp->c;
 	const unsigned long long *mk = cp->moves_by_kind;
 	char buf[1 << 17];
+	char fam[ST_SCHED_FAMILIES_MAX];
 	size_t n = 0;
 	n += (size_t)snprintf(buf + n, sizeof buf - n,
 			      "{\"cubin\": \"%s\", \"kernel\": \"%s\", \"device\": \"%s\", \"instructions\": %zu, "
@@ -443,7 +444,7 @@ static unsigned summary(campaign *cp)
 			      "\"rename\": %llu, \"xblock\": %llu, \"xblock_near\": %llu}, \"registers\": %u, \"register_limit\": %u, \"raised\": %u, "
 			      "\"registers_max\": %u, \"contaminations\": %u, \"seconds\": %.1f, \"walk_seconds\": %.1f, \"verify_seconds\": %.1f, \"modes\": {",
 			      c->cubin_path, cp->kname, cp->device, st_sass_count(cp->k), c->walks, cp->planned, c->max_moves, c->seed,
-			      cp->sessions, cp->deterministic ? "true" : "false", st_sched_families(cp->famflags), cp->moves_total,
+			      cp->sessions, cp->deterministic ? "true" : "false", st_sched_families(cp->famflags, fam, sizeof fam), cp->moves_total,
 			      mk[0], mk[1], mk[2], mk[3], mk[ST_MOVE_HOIST], cp->hoist_group, cp->hoist_swaps, mk[ST_MOVE_WAIT],
 			      mk[ST_MOVE_SB], mk[ST_MOVE_RENAME], mk[ST_MOVE_XBLOCK], cp->near_picks, cp->regs0, cp->limit,
 			      cp->raised, cp->regs_max, cp->contaminations, now() - cp->t_start, cp->t_walk, cp->t_verify);

@@ -281,17 +281,18 @@ static void test_late_reader_keeps_its_protector(void **state_)
 static void test_families(void **state_)
 {
 	(void)state_;
+	char fam[ST_SCHED_FAMILIES_MAX];
 	st_error err = {0};
 	unsigned f = ST_SCHED_WIDE;
-	assert_string_equal(st_sched_families(ST_SCHED_DEFAULT_FAMILIES), ST_SCHED_MOVE_FAMILIES); /* the default, keyed */
-	assert_string_equal(st_sched_families(ST_SCHED_NO_CTRL), "swap");
-	assert_string_equal(st_sched_families(ST_SCHED_HOIST | ST_SCHED_WIDE), "swap,ctrl,hoist");
-	assert_string_equal(st_sched_families(ST_SCHED_HOIST | ST_SCHED_NO_CTRL), "swap,hoist");
+	assert_string_equal(st_sched_families(ST_SCHED_DEFAULT_FAMILIES, fam, sizeof fam), ST_SCHED_MOVE_FAMILIES); /* the default, keyed */
+	assert_string_equal(st_sched_families(ST_SCHED_NO_CTRL, fam, sizeof fam), "swap");
+	assert_string_equal(st_sched_families(ST_SCHED_HOIST | ST_SCHED_WIDE, fam, sizeof fam), "swap,ctrl,hoist");
+	assert_string_equal(st_sched_families(ST_SCHED_HOIST | ST_SCHED_NO_CTRL, fam, sizeof fam), "swap,hoist");
 	assert_int_equal(st_sched_parse_families("swap,ctrl,hoist", &f, &err), ST_OK);
 	assert_int_equal(f, ST_SCHED_WIDE | ST_SCHED_HOIST);
 	assert_int_equal(st_sched_parse_families("hoist,swap", &f, &err), ST_OK);
 	assert_int_equal(f, ST_SCHED_WIDE | ST_SCHED_HOIST | ST_SCHED_NO_CTRL);
-	assert_string_equal(st_sched_families(f), "swap,hoist");
+	assert_string_equal(st_sched_families(f, fam, sizeof fam), "swap,hoist");
 	assert_int_equal(st_sched_parse_families("swap,ctrl", &f, &err), ST_OK);
 	assert_int_equal(f, ST_SCHED_WIDE);
 	assert_int_equal(st_sched_parse_families("ctrl,hoist", &f, &err), ST_EINVAL);
@@ -302,9 +303,15 @@ static void test_families(void **state_)
 	assert_int_equal(f, ST_SCHED_WIDE); /* unchanged by a refused list */
 	assert_int_equal(st_sched_parse_families("swap,ctrl,hoist,wait", &f, &err), ST_OK);
 	assert_int_equal(f, ST_SCHED_WIDE | ST_SCHED_HOIST | ST_SCHED_WAIT);
-	assert_string_equal(st_sched_families(f), "swap,ctrl,hoist,wait");
+	assert_string_equal(st_sched_families(f, fam, sizeof fam), "swap,ctrl,hoist,wait");
 	assert_int_equal(st_sched_parse_families("swap,wait", &f, &err), ST_OK);
-	assert_string_equal(st_sched_families(f), "swap,wait");
+	assert_string_equal(st_sched_families(f, fam, sizeof fam), "swap,wait");
+	/* family 3 form 1 (tune's pipe alternative) by name, last; a short buffer is cut, not overrun */
+	assert_int_equal(st_sched_parse_families("swap,ctrl,pipe", &f, &err), ST_OK);
+	assert_int_equal(f, ST_SCHED_WIDE | ST_SCHED_PIPE);
+	assert_string_equal(st_sched_families(f | ST_SCHED_XBLOCK, fam, sizeof fam), "swap,ctrl,xblock,pipe");
+	assert_string_equal(st_sched_families(ST_SCHED_DEFAULT_FAMILIES, fam, 10), "swap,ctrl");
+	assert_string_equal(st_sched_families(ST_SCHED_DEFAULT_FAMILIES, fam, 8), "swap,ct");
 }
 
 int main(void)

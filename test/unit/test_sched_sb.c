@@ -333,13 +333,14 @@ static void test_sb_cache_is_exact(void **state_)
 static void test_sb_families(void **state_)
 {
 	(void)state_;
+	char fam[ST_SCHED_FAMILIES_MAX];
 	unsigned f = 0;
 	st_error err = {0};
 	assert_int_equal(st_sched_parse_families("swap,ctrl,sb", &f, &err), ST_OK);
 	assert_int_equal(f, ST_SCHED_SB);
-	assert_string_equal(st_sched_families(f), "swap,ctrl,sb");
-	assert_string_equal(st_sched_families(ST_SCHED_SB | ST_SCHED_WAIT | ST_SCHED_HOIST), "swap,ctrl,hoist,wait,sb");
-	assert_string_equal(st_sched_families(ST_SCHED_SB | ST_SCHED_NO_CTRL), "swap,sb");
+	assert_string_equal(st_sched_families(f, fam, sizeof fam), "swap,ctrl,sb");
+	assert_string_equal(st_sched_families(ST_SCHED_SB | ST_SCHED_WAIT | ST_SCHED_HOIST, fam, sizeof fam), "swap,ctrl,hoist,wait,sb");
+	assert_string_equal(st_sched_families(ST_SCHED_SB | ST_SCHED_NO_CTRL, fam, sizeof fam), "swap,sb");
 	assert_int_equal(ST_MOVE_SB, 7);
 	assert_int_equal(ST_SCHED_SB, 16);
 }

@@ -535,12 +535,13 @@ static void test_xblock_walks(void **state_)
 static void test_xblock_families(void **state_)
 {
 	(void)state_;
+	char fam[ST_SCHED_FAMILIES_MAX];
 	unsigned f = 0;
 	st_error err = {0};
 	assert_int_equal(st_sched_parse_families("swap,ctrl,xblock", &f, &err), ST_OK);
 	assert_true(f & ST_SCHED_XBLOCK);
-	assert_string_equal(st_sched_families(f), "swap,ctrl,xblock");
-	assert_string_equal(st_sched_families(ST_SCHED_HOIST | ST_SCHED_WAIT | ST_SCHED_XBLOCK), "swap,ctrl,hoist,wait,xblock");
+	assert_string_equal(st_sched_families(f, fam, sizeof fam), "swap,ctrl,xblock");
+	assert_string_equal(st_sched_families(ST_SCHED_HOIST | ST_SCHED_WAIT | ST_SCHED_XBLOCK, fam, sizeof fam), "swap,ctrl,hoist,wait,xblock");
 	assert_int_equal(st_sched_parse_families("swap,xblocks", &f, &err), ST_EINVAL);
 	st_test_kernel x;
 	st_test_kernel_open(&x, "triton-sm90", LN);

@@ -37,7 +37,8 @@ static void usage(FILE *out)
 		"  --wide        the wide setting\n"
 		"  --no-ctrl     swaps only\n"
 		"  --families L  move families, a comma list of swap (required), ctrl, hoist, wait, sb, rename,\n"
-		"                xblock (default swap,ctrl; --no-ctrl is swap alone)\n"
+		"                xblock, pipe (default swap,ctrl; --no-ctrl is swap alone; pipe's rotations\n"
+		"                are no moves: `sasstune pipe` lists them)\n"
 		"  --why         also list every refused swap with the dependence it would break, and (hoist\n"
 		"                family) where each instruction's (and each load group's) hoist and sink chains\n"
 		"                stop and why, (wait family) why each wait cannot move, (sb family) why each\n"
@@ -199,7 +200,8 @@ static cJSON *summary_json(cJSON *arr, const char *name, const st_sass_kernel *s
 	cJSON_AddNumberToObject(kj, "instructions", (double)st_sched_count(s));
 	cJSON_AddNumberToObject(kj, "blocks", (double)st_sass_block_count(sk));
 	cJSON_AddStringToObject(kj, "setting", (flags & ST_SCHED_WIDE) ? "wide" : "default");
-	cJSON_AddStringToObject(kj, "families", st_sched_families(flags));
+	char fam[ST_SCHED_FAMILIES_MAX];
+	cJSON_AddStringToObject(kj, "families", st_sched_families(flags, fam, sizeof fam));
 	cJSON *cj = cJSON_AddObjectToObject(kj, "counts");
 	for (int t = 0; t < 4; t++)
 		cJSON_AddNumberToObject(cj, kind_name((unsigned)t), (double)n->kind[t]);

@@ -65,8 +65,11 @@ static void usage_move_options(FILE *out)
 		"  --wide          any non-fixed instruction may move (default: memory instructions)\n"
 		"  --no-ctrl       swaps only, no control-code edits\n"
 		"  --families L    move families, a comma list of swap (required), ctrl, hoist, wait, sb, rename,\n"
-		"                  xblock (default " ST_SCHED_MOVE_FAMILIES ";\n"
-		"                  docs/sched.md); --no-ctrl alone is swap alone; with rename and --launch,\n"
+		"                  xblock, pipe (default " ST_SCHED_MOVE_FAMILIES ";\n"
+		"                  docs/sched.md); pipe is no move of the search: one rotation of each loop's\n"
+		"                  loads (sasstune pipe), timed on the GPU against the input before the search\n"
+		"                  and kept only when it beats the search's result (docs/tune.md \"The pipe\n"
+		"                  alternative\"); --no-ctrl alone is swap alone; with rename and --launch,\n"
 		"                  renames may raise the register count while the resident blocks per SM\n"
 		"                  stay (the summary reports the occupancy before and after; without\n"
 		"                  --launch it is never raised)\n"
@@ -178,7 +181,9 @@ static void report_json(const st_tune_result *r, const tune_report *t)
 	cJSON_AddStringToObject(j, "device", r->device);
 	cJSON_AddStringToObject(j, "aim", r->aim);
 	cJSON_AddNumberToObject(j, "aim_ms", r->aim_ms);
-	cJSON_AddStringToObject(j, "families", st_sched_families(t->families));
+	cJSON_AddStringToObject(j, "pipe", r->pipe);
+	char fam[ST_SCHED_FAMILIES_MAX];
+	cJSON_AddStringToObject(j, "families", st_sched_families(t->families, fam, sizeof fam));
 	cJSON_AddStringToObject(j, "message", r->message);
 	cJSON_AddStringToObject(j, "output", t->out);
 	if (t->variant)
@@ -218,6 +223,8 @@ static void report_text(const st_tune_result *r, const tune_report *t)
 	if (strcmp(r->aim, "off"))
 		printf("%s: aimed proposals: %s (%.0f ms; waits a schedule can address: %.0f%% of the samples)\n",
 		       r->kernel, r->aim, r->aim_ms, 100 * r->aim_hot_share);
+	if (strcmp(r->pipe, "off"))
+		printf("%s: pipe: %s\n", r->kernel, r->pipe);
 	if (t->variant)
 		printf("%s: variant %s\n", r->kernel, t->variant);
 	if (t->families & ST_SCHED_RENAME)

@@ -1,0 +1,140 @@
+/* The pipe alternative of one tune (tune_pipe.h): find, choose, rotate, check, describe. */
+#include "tune_pipe.h"
+#include "tune_internal.h"
+#include "sasstune/pipe.h"
+#include "sasstune/sched.h"
+#include "sasstune/schedule.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void st_tune_pipe_free(st_tune_pipe *p)
+{
+	if (!p)
+		return;
+	free(p->cubin);
+	free(p->schedule_json);
+	p->cubin = NULL;
+	p->schedule_json = NULL;
+}
+
+/* Each loop's candidate with the most loads (the first of equals), in loop order, into pick.
+ * st_pipe_find lists a loop's candidates together, so equal headers are adjacent. */
+static size_t choose(const st_pipe_cand *c, size_t n, st_pipe_cand *pick)
+{
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (m && pick[m - 1].header == c[i].header) {
+			if (c[i].nloads > pick[m - 1].nloads)
+				pick[m - 1] = c[i];
+		} else {
+			pick[m++] = c[i];
+		}
+	}
+	return m;
+}
+
+/* The rotated cubin passes the independent checker (its pipe rules) and nvdisasm; else the note. */
+static st_status judge(const st_cubin *c, const st_cubin *t, const char *kname, const st_sass_opts *so,
+		       st_tune_pipe *p, int *ok, st_error *err)
+{
+	size_t violations = 0;
+	st_error ce = {0};
+	*ok = 0;
+	st_status rc = st_check_kernel(c, t, kname, so, NULL, NULL, &violations, &ce);
+	if (rc == ST_EILLEGAL) {
+		snprintf(p->note, sizeof p->note, "the checker found %zu violation%s in the rotation (%.200s); not tried",
+			 violations, violations == 1 ? "" : "s", ce.msg);
+		return ST_OK;
+	}
+	if (rc)
+		return st_error_set(err, rc, "checking the rotation: %s", ce.msg);
+	char why[320];
+	if ((rc = st_tune_nvdisasm_accepts(t, so, why, sizeof why, err)))
+		return rc;
+	if (why[0]) {
+		snprintf(p->note, sizeof p->note, "nvdisasm does not accept the rotation (%.300s); not tried", why);
+		return ST_OK;
+	}
+	*ok = 1;
+	return ST_OK;
+}
+
+/* The alternative's bytes and schedule into p. */
+static st_status keep(const st_cubin *t, const char *kname, const st_pipe_cand *pick, size_t m, st_tune_pipe *p,
+		      st_error *err)
+{
+	st_schedule *sch = NULL;
+	st_status rc = st_schedule_new(&sch, err);
+	for (size_t i = 0; !rc && i < m; i++)
+		rc = st_schedule_add_pipe(sch, kname, pick[i].header, pick[i].loads, pick[i].nloads, err);
+	p->schedule_json = rc ? NULL : st_schedule_to_json(sch);
+	st_schedule_free(sch);
+	if (rc)
+		return rc;
+	size_t size;
+	const uint8_t *d = st_cubin_data(t, &size);
+	p->cubin = malloc(size ? size : 1);
+	if (!p->cubin || !p->schedule_json) {
+		st_tune_pipe_free(p);
+		return st_error_set(err, ST_ENOMEM, "out of memory");
+	}
+	memcpy(p->cubin, d, size);
+	p->size = size;
+	return ST_OK;
+}
+
+st_status st_tune_pipe_build(const st_cubin *c, const char *kname, const st_sass_opts *so, st_tune_pipe *p,
+			     st_error *err)
+{
+	memset(p, 0, sizeof *p);
+	st_pipe_cand *cands = NULL, *pick = NULL;
+	st_cubin *t = NULL;
+	st_error fe = {0};
+	st_status rc = st_pipe_find(c, kname, so, &cands, &p->cands, &fe);
+	if (rc == ST_ENOMEM) {
+		rc = st_error_set(err, rc, "%s", fe.msg);
+		goto done;
+	}
+	if (rc || !p->cands) { /* what the model cannot read has no candidate: the search goes on */
+		if (rc)
+			snprintf(p->note, sizeof p->note, "not looked for (%.300s)", fe.msg);
+		else
+			snprintf(p->note, sizeof p->note, "no candidate (sasstune pipe --why says why)");
+		p->cands = 0;
+		rc = ST_OK;
+		goto done;
+	}
+	if (!(pick = malloc(p->cands * sizeof *pick))) {
+		rc = st_error_set(err, ST_ENOMEM, "out of memory");
+		goto done;
+	}
+	p->loops = choose(cands, p->cands, pick);
+	for (size_t i = 0; i < p->loops; i++)
+		p->loads += pick[i].nloads;
+	size_t size;
+	const uint8_t *d = st_cubin_data(c, &size);
+	if ((rc = st_cubin_open_mem(d, size, st_cubin_name(c), &t, err)))
+		goto done;
+	st_error ae = {0};
+	st_status ar = st_pipe_apply(t, kname, so, pick, p->loops, &ae);
+	if (ar == ST_EILLEGAL) {
+		snprintf(p->note, sizeof p->note, "the rotation was refused (%.300s); not tried", ae.msg);
+		goto done;
+	}
+	if (ar) {
+		rc = st_error_set(err, ar, "rotating: %s", ae.msg);
+		goto done;
+	}
+	int ok;
+	if ((rc = judge(c, t, kname, so, p, &ok, err)) || !ok || (rc = keep(t, kname, pick, p->loops, p, err)))
+		goto done;
+	snprintf(p->note, sizeof p->note, "%zu loop%s, %zu load%s rotated, checked", p->loops, p->loops == 1 ? "" : "s",
+		 p->loads, p->loads == 1 ? "" : "s");
+done:
+	st_cubin_free(t);
+	free(pick);
+	st_pipe_cands_free(cands);
+	return rc;
+}

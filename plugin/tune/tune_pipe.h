@@ -1,0 +1,49 @@
+/* Family 3 form 1 in tuning (tune_pipe.c; docs/tune.md "The pipe alternative").  A rotation is
+ * not a move of the search's walk (it inserts a peel and is not combined with other moves): tune
+ * builds ONE whole alternative before the search, each loop's largest legal load set rotated,
+ * the independent checker passes it and nvdisasm decodes it; with the GPU reward tune.c then times
+ * it against the input like the search's result and keeps whichever of the two clears the
+ * confirmation rule by more.  Internal to plugin/tune. */
+#ifndef ST_TUNE_PIPE_H
+#define ST_TUNE_PIPE_H
+#include "sasstune/cubin.h"
+#include "sasstune/sass.h"
+#include "sasstune/search.h"
+#include "sasstune/tune.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct st_tune_pipe {
+	size_t cands;          /* candidates st_pipe_find listed (0: nothing to try) */
+	size_t loops, loads;   /* of the alternative built */
+	uint8_t *cubin;        /* the alternative, checked (malloc'ed); NULL when none was built */
+	size_t size;
+	char *schedule_json;   /* its schedule: {"pipe": [...]} for the kernel (malloc'ed) */
+	char note[384];        /* one line: what was found and built, or why not */
+} st_tune_pipe;
+
+/* Build the alternative for kernel kname of c (the input, unmoved; decoded with so).  Finding no
+ * candidate, or the rewrite or checker refusing it, is no error: p->cubin stays NULL, p->note
+ * says why.  Errors: out of memory, an unreadable kernel. */
+st_status st_tune_pipe_build(const st_cubin *c, const char *kname, const st_sass_opts *so, st_tune_pipe *p,
+			     st_error *err);
+void st_tune_pipe_free(st_tune_pipe *p);
+
+/* The alternative in st_tune (tune_pipe_alt.c).  open: with ST_SCHED_PIPE in o->sched_flags build
+ * it, and with the GPU reward time it against the input (st_tune_fresh_estimate, so->confirm_pairs;
+ * the time it took leaves so->seconds); r->pipe says what happened.  take: after the search (ok:
+ * its result is in r), the alternative replaces r's output when it held and beat the search's
+ * estimate; r->pipe and r->message say so. */
+typedef struct st_tune_pipe_alt {
+	st_tune_pipe p;
+	int held;     /* verified on fresh inputs, interval above confirm_min */
+	st_eval est;  /* original / alternative, the fresh-session estimate */
+	char *verification_json;
+} st_tune_pipe_alt;
+st_status st_tune_pipe_alt_open(const st_tune_kernel *k, const st_cubin *c, const char *kname, const st_sass_opts *so,
+				const st_tune_opts *o, st_search_opts *sopts, st_tune_pipe_alt *a, st_tune_result *r,
+				st_error *err);
+st_status st_tune_pipe_alt_take(st_tune_pipe_alt *a, int ok, st_tune_result *r, st_error *err);
+void st_tune_pipe_alt_free(st_tune_pipe_alt *a);
+#endif

@@ -1,0 +1,121 @@
+/* The pipe alternative inside st_tune (tune_pipe.h): built before the search, timed on the GPU
+ * like the search's result, kept only when it holds and beats it. */
+#include "tune_internal.h"
+#include "tune_pipe.h"
+#include "sasstune/sched.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void st_tune_pipe_alt_free(st_tune_pipe_alt *a)
+{
+	st_tune_pipe_free(&a->p);
+	free(a->verification_json);
+	a->verification_json = NULL;
+}
+
+/* The verification record of a timed alternative (the search's has the same estimate fields). */
+static st_status record(st_tune_pipe_alt *a, const st_estimate *e, st_error *err)
+{
+	char v[512];
+	snprintf(v, sizeof v,
+		 "{\"alternative\": \"pipe\", \"loops\": %zu, \"loads\": %zu, \"fresh_sets\": %u, \"fresh\": \"%s\", "
+		 "\"checker\": \"ok\", \"confirm_pairs\": %u, \"estimate\": \"fresh-session\", \"estimate_sample_us\": %g, "
+		 "\"estimate_reps\": %u, \"estimate_contaminations\": %u, \"stray_write\": %s}",
+		 a->p.loops, a->p.loads, e->info.verify_sets, e->verdict == ST_OK ? "ok" : st_status_str(e->verdict),
+		 e->t.n, e->sample_us, e->t.reps, e->info.contaminations, e->info.last_stray ? "true" : "false");
+	if (!(a->verification_json = strdup(v)))
+		return st_error_set(err, ST_ENOMEM, "out of memory");
+	return ST_OK;
+}
+
+/* Time the built alternative against the input; a->held and r->pipe say how it went. */
+static st_status time_it(const st_tune_kernel *k, const st_tune_opts *o, const st_search_opts *sopts,
+			 st_tune_pipe_alt *a, st_tune_result *r, st_error *err)
+{
+	st_estimate e;
+	st_status rc = st_tune_fresh_estimate(k, o, sopts->confirm_pairs, a->p.cubin, a->p.size, &e, err);
+	if (rc || (rc = record(a, &e, err)))
+		return rc;
+	size_t n = strlen(r->pipe);
+	if (e.verdict != ST_OK) {
+		snprintf(r->pipe + n, sizeof r->pipe - n, "; failed verification on fresh inputs (%s): not kept",
+			 e.info.last_stray ? "it wrote outside its buffers" : st_status_str(e.verdict));
+		return ST_OK;
+	}
+	st_tune_estimate_eval(&e, &a->est);
+	a->held = a->est.lo > sopts->confirm_min;
+	snprintf(r->pipe + n, sizeof r->pipe - n, "; verified, %.4fx [%.4f, %.4f] over %u pairs in a fresh session%s",
+		 a->est.ratio, a->est.lo, a->est.hi, a->est.pairs,
+		 a->held ? "" : a->est.hi < 1.0 ? " (slower): not kept" : ", not above the confirmation rule: not kept");
+	return ST_OK;
+}
+
+st_status st_tune_pipe_alt_open(const st_tune_kernel *k, const st_cubin *c, const char *kname, const st_sass_opts *so,
+				const st_tune_opts *o, st_search_opts *sopts, st_tune_pipe_alt *a, st_tune_result *r,
+				st_error *err)
+{
+	memset(a, 0, sizeof *a);
+	snprintf(r->pipe, sizeof r->pipe, "off");
+	if (!(o->sched_flags & ST_SCHED_PIPE))
+		return ST_OK;
+	double t0 = now_s();
+	st_status rc = st_tune_pipe_build(c, kname, so, &a->p, err);
+	if (rc)
+		return rc;
+	snprintf(r->pipe, sizeof r->pipe, "%s", a->p.note);
+	if (!a->p.cubin)
+		return ST_OK;
+	if (o->reward != ST_REWARD_GPU) {
+		size_t n = strlen(r->pipe);
+		snprintf(r->pipe + n, sizeof r->pipe - n, "; not timed (the cost model does not rate rotations): not kept");
+		return ST_OK;
+	}
+	if ((rc = time_it(k, o, sopts, a, r, err)))
+		return rc;
+	double spent = now_s() - t0;
+	if (sopts->seconds > 0) /* the search gets what is left, at least a second (as after the aim) */
+		sopts->seconds = sopts->seconds - spent > 1 ? sopts->seconds - spent : 1;
+	return ST_OK;
+}
+
+st_status st_tune_pipe_alt_take(st_tune_pipe_alt *a, int ok, st_tune_result *r, st_error *err)
+{
+	(void)err;
+	if (!a->held)
+		return ST_OK;
+	size_t n = strlen(r->pipe);
+	if (ok && r->confirmed && r->best.ratio >= a->est.ratio) {
+		snprintf(r->pipe + n, sizeof r->pipe - n, "; the search's schedule (%.4fx) was faster: not kept",
+			 r->best.ratio);
+		return ST_OK;
+	}
+	free(r->cubin);
+	free(r->schedule_json);
+	free(r->verification_json);
+	r->cubin = a->p.cubin;
+	r->cubin_size = a->p.size;
+	r->schedule_json = a->p.schedule_json;
+	r->verification_json = a->verification_json;
+	a->p.cubin = NULL;
+	a->p.schedule_json = a->verification_json = NULL;
+	r->improved = r->confirmed = 1;
+	r->best = a->est;
+	r->model_ratio = 0;
+	snprintf(r->pipe + n, sizeof r->pipe - n, "; kept%s", ok ? " (faster than the search's schedule)" : "");
+	snprintf(r->message, sizeof r->message,
+		 "confirmed on the GPU: the pipe rotation (%zu loop%s, %zu load%s), %.4fx [%.4f, %.4f] over %u pairs in a "
+		 "fresh session, verified on fresh inputs, checked",
+		 a->p.loops, a->p.loops == 1 ? "" : "s", a->p.loads, a->p.loads == 1 ? "" : "s", r->best.ratio, r->best.lo,
+		 r->best.hi, r->best.pairs);
+	return ST_OK;
+}
