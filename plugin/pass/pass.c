@@ -218,19 +218,97 @@ static void finish_variant(st_plugin_result *r, const struct run_ctx *c, st_pass
 	pick->cubin = NULL;
 }
 
+/* Mode policy: apply SASSTUNE_POLICY, or keep stock and say why. */
+static void produce_policy(st_plugin_result *r, const struct run_ctx *c, const char *why_missed)
+{
+	if (!c->set->policy) {
+		finish(r, c->set, c->kernel, c->cubin, c->size, ST_PLUGIN_UNCHANGED,
+		       "%s; mode policy but no policy file (SASSTUNE_POLICY), stock cubin kept", why_missed);
+		return;
+	}
+	if (!apply_policy(r, c, why_missed))
+		finish(r, c->set, c->kernel, c->cubin, c->size, ST_PLUGIN_UNCHANGED,
+		       "%s; policy %s made no move that passed the checker, stock cubin kept", why_missed, c->set->policy);
+}
+
+/* A confirmed tune: stored under the key, and the result. */
+static void store_tuned(st_plugin_result *r, const struct run_ctx *c, st_tune_result *tr, st_pass_variant_pick *pick,
+			int64_t budget, const char *why_missed)
+{
+	char budget_s[32], stored[200] = "stored";
+	snprintf(budget_s, sizeof budget_s, "%llds", (long long)budget);
+	st_cache_record rec = {.schedule_json = tr->schedule_json,
+			       .verification_json = tr->verification_json,
+			       .speedup = tr->best.ratio,
+			       .speedup_low = tr->best.lo,
+			       .speedup_high = tr->best.hi,
+			       .method = st_search_method_name(ST_TUNE_DEFAULT_METHOD),
+			       .budget = budget_s,
+			       .tuned_cubin = tr->cubin,
+			       .tuned_cubin_size = tr->cubin_size};
+	st_pass__variant_record(pick, &rec); /* speedup over stock, the variant */
+	free(pick->cubin);
+	pick->cubin = NULL;
+	st_error se = {0};
+	if (st_cache_store(c->cache, &c->fields, &rec, &se) != ST_OK)
+		snprintf(stored, sizeof stored, "not stored: %.150s", se.msg);
+	finish(r, c->set, c->kernel, tr->cubin, tr->cubin_size, ST_PLUGIN_TUNED,
+	       "%s; tuned: %.4fx [%.4f, %.4f] over %u pairs in %llu steps (%s)", why_missed, tr->best.ratio, tr->best.lo,
+	       tr->best.hi, tr->best.pairs, (unsigned long long)tr->steps, stored);
+}
+
+/* Mode tune with a launch spec: the variants stage, then st_tune on its winner (or stock).
+ * Returns 1 when r holds the result, 0 when tuning needs a GPU (why says so; the caller goes on). */
+static int tune_spec(st_plugin_result *r, const struct run_ctx *c, st_launch *spec, const char *why_missed, char *why,
+		     size_t why_n)
+{
+	int64_t budget = c->set->budget_seconds; /* checked when the settings were read */
+	st_tune_opts o;
+	st_tune_opts_init(&o);
+	o.reward = ST_REWARD_GPU;
+	o.search.method = ST_TUNE_DEFAULT_METHOD; /* recorded in the entry (store_tuned) */
+	o.search.steps = 0;
+	o.search.seconds = (double)budget;
+	o.runtime.device = c->set->device; /* the launch's device (options_json "device") */
+	o.runtime.check_reference = c->set->check_reference != 0; /* SASSTUNE_CHECK_REFERENCE */
+	o.aim = c->set->aim ? "auto" : NULL; /* SASSTUNE_AIM (docs/profile.md) */
+	st_pass_variant_pick pick; /* variants_stage.c: the search starts from its winner (same device) */
+	st_pass__variants_run(&c->vkey, c->k2, c->cubin, c->size, c->fields.kernel, spec, &pick);
+	if (pick.log[0])
+		pass_log(c->set, ST_LOG_INFO, "%s: %s", c->kernel, pick.log);
+	st_tune_kernel k = {.cubin = pick.cubin ? pick.cubin : c->cubin, .size = pick.cubin ? pick.size : c->size,
+			    .name = c->kernel, .kernel = c->fields.kernel, .launch = spec};
+	st_tune_result tr;
+	st_error err = {0};
+	st_status rc = st_tune(&k, &o, NULL, &tr, &err);
+	if (rc == ST_OK && strstr(tr.pipe, "rotated")) /* the pipe family had a candidate (docs/tune.md) */
+		pass_log(c->set, ST_LOG_INFO, "%s: pipe: %s", c->kernel, tr.pipe);
+	if (pick.cubin && (rc != ST_OK || !tr.confirmed)) {
+		finish_variant(r, c, &pick, budget, why_missed, rc == ST_OK ? tr.message : err.msg);
+	} else if (rc == ST_EDEVICE) {
+		snprintf(why, why_n, "%s; tuning needs a GPU (%.300s)", why_missed, err.msg);
+		return 0;
+	} else if (rc != ST_OK) {
+		finish(r, c->set, c->kernel, c->cubin, c->size, ST_PLUGIN_ERROR, "%s; tuning failed: %s, stock cubin kept",
+		       why_missed, err.msg);
+	} else if (!tr.confirmed) {
+		char stored[200];
+		store_negative(c, &tr, &pick, budget, stored, sizeof stored);
+		finish(r, c->set, c->kernel, c->cubin, c->size, ST_PLUGIN_UNCHANGED, "%s; tuned %llu steps: %s; %s",
+		       why_missed, (unsigned long long)tr.steps, tr.message, stored);
+	} else {
+		store_tuned(r, c, &tr, &pick, budget, why_missed);
+	}
+	if (rc == ST_OK)
+		st_tune_result_free(&tr);
+	return 1;
+}
+
 static void produce(st_plugin_result *r, const struct run_ctx *c, const char *why_missed)
 {
 	char why[480];
 	if (c->set->mode == ST_PASS_POLICY) {
-		if (!c->set->policy) {
-			finish(r, c->set, c->kernel, c->cubin, c->size, ST_PLUGIN_UNCHANGED,
-			       "%s; mode policy but no policy file (SASSTUNE_POLICY), stock cubin kept", why_missed);
-			return;
-		}
-		if (!apply_policy(r, c, why_missed))
-			finish(r, c->set, c->kernel, c->cubin, c->size, ST_PLUGIN_UNCHANGED,
-			       "%s; policy %s made no move that passed the checker, stock cubin kept", why_missed,
-			       c->set->policy);
+		produce_policy(r, c, why_missed);
 		return;
 	}
 	/* mode tune */
@@ -242,68 +320,10 @@ static void produce(st_plugin_result *r, const struct run_ctx *c, const char *wh
 	} else if (st_launch_parse(launch_json, strlen(launch_json), NULL, &spec, &err) != ST_OK) {
 		snprintf(why, sizeof why, "%s; launch_json: %.300s", why_missed, err.msg);
 	} else {
-		int64_t budget = c->set->budget_seconds; /* checked when the settings were read */
-		st_tune_opts o;
-		st_tune_opts_init(&o);
-		o.reward = ST_REWARD_GPU;
-		o.search.method = ST_TUNE_DEFAULT_METHOD; /* recorded in the entry below */
-		o.search.steps = 0;
-		o.search.seconds = (double)budget;
-		o.runtime.device = c->set->device; /* the launch's device (options_json "device") */
-		o.runtime.check_reference = c->set->check_reference != 0; /* SASSTUNE_CHECK_REFERENCE */
-		o.aim = c->set->aim ? "auto" : NULL; /* SASSTUNE_AIM (docs/profile.md) */
-		st_pass_variant_pick pick; /* variants_stage.c: the search starts from its winner (same device) */
-		st_pass__variants_run(&c->vkey, c->k2, c->cubin, c->size, c->fields.kernel, spec, &pick);
-		if (pick.log[0])
-			pass_log(c->set, ST_LOG_INFO, "%s: %s", c->kernel, pick.log);
-		st_tune_kernel k = {.cubin = pick.cubin ? pick.cubin : c->cubin, .size = pick.cubin ? pick.size : c->size,
-				    .name = c->kernel, .kernel = c->fields.kernel, .launch = spec};
-		st_tune_result tr;
-		st_status rc = st_tune(&k, &o, NULL, &tr, &err);
+		int done = tune_spec(r, c, spec, why_missed, why, sizeof why);
 		st_launch_free(spec);
-		if (pick.cubin && (rc != ST_OK || !tr.confirmed)) {
-			finish_variant(r, c, &pick, budget, why_missed, rc == ST_OK ? tr.message : err.msg);
-			if (rc == ST_OK)
-				st_tune_result_free(&tr);
+		if (done)
 			return;
-		}
-		if (rc == ST_EDEVICE) {
-			snprintf(why, sizeof why, "%s; tuning needs a GPU (%.300s)", why_missed, err.msg);
-		} else if (rc != ST_OK) {
-			finish(r, c->set, c->kernel, c->cubin, c->size, ST_PLUGIN_ERROR, "%s; tuning failed: %s, stock cubin kept",
-			       why_missed, err.msg);
-			return;
-		} else if (!tr.confirmed) {
-			char stored[200];
-			store_negative(c, &tr, &pick, budget, stored, sizeof stored);
-			finish(r, c->set, c->kernel, c->cubin, c->size, ST_PLUGIN_UNCHANGED, "%s; tuned %llu steps: %s; %s",
-			       why_missed, (unsigned long long)tr.steps, tr.message, stored);
-			st_tune_result_free(&tr);
-			return;
-		} else {
-			char budget_s[32];
-			snprintf(budget_s, sizeof budget_s, "%llds", (long long)budget);
-			st_cache_record rec = {.schedule_json = tr.schedule_json,
-					       .verification_json = tr.verification_json,
-					       .speedup = tr.best.ratio,
-					       .speedup_low = tr.best.lo,
-					       .speedup_high = tr.best.hi,
-					       .method = st_search_method_name(o.search.method),
-					       .budget = budget_s,
-					       .tuned_cubin = tr.cubin,
-					       .tuned_cubin_size = tr.cubin_size};
-			st_pass__variant_record(&pick, &rec); /* speedup over stock, the variant */
-			free(pick.cubin);
-			st_error se = {0};
-			char stored[200] = "stored";
-			if (st_cache_store(c->cache, &c->fields, &rec, &se) != ST_OK)
-				snprintf(stored, sizeof stored, "not stored: %.150s", se.msg);
-			finish(r, c->set, c->kernel, tr.cubin, tr.cubin_size, ST_PLUGIN_TUNED,
-			       "%s; tuned: %.4fx [%.4f, %.4f] over %u pairs in %llu steps (%s)", why_missed, tr.best.ratio,
-			       tr.best.lo, tr.best.hi, tr.best.pairs, (unsigned long long)tr.steps, stored);
-			st_tune_result_free(&tr);
-			return;
-		}
 	}
 	if (c->set->policy && apply_policy(r, c, why))
 		return;
