@@ -73,17 +73,15 @@ st_status st_tune_pipe_alt_open(const st_tune_kernel *k, const st_cubin *c, cons
 	if (rc)
 		return rc;
 	snprintf(r->pipe, sizeof r->pipe, "%s", a->p.note);
-	if (!a->p.cubin)
-		return ST_OK;
-	if (o->reward != ST_REWARD_GPU) {
-		size_t n = strlen(r->pipe);
+	size_t n = strlen(r->pipe);
+	if (a->p.cubin && o->reward != ST_REWARD_GPU)
 		snprintf(r->pipe + n, sizeof r->pipe - n, "; not timed (the cost model does not rate rotations): not kept");
-		return ST_OK;
-	}
-	if ((rc = time_it(k, o, sopts, a, r, err)))
+	else if (a->p.cubin && (rc = time_it(k, o, sopts, a, r, err)))
 		return rc;
+	/* the search gets what is left, at least a second (as after the aim): finding candidates decodes
+	 * the kernel again (nvdisasm, unless a listing was given), timing costs a fresh session */
 	double spent = now_s() - t0;
-	if (sopts->seconds > 0) /* the search gets what is left, at least a second (as after the aim) */
+	if (sopts->seconds > 0)
 		sopts->seconds = sopts->seconds - spent > 1 ? sopts->seconds - spent : 1;
 	return ST_OK;
 }
