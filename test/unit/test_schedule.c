@@ -9,15 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static st_schedule *parse_ok(const char *json)
-{
-	st_schedule *s = NULL;
-	st_error err = {0};
-	if (st_schedule_parse(json, strlen(json), "t.json", &s, &err))
-		fail_msg("%s: %s", json, err.msg);
-	return s;
-}
-
 static void parse_bad(const char *json, st_status code, const char *needle)
 {
 	st_schedule *s = NULL;
@@ -34,7 +25,7 @@ static void parse_bad(const char *json, st_status code, const char *needle)
 static void test_parse(void **state)
 {
 	(void)state;
-	st_schedule *s = parse_ok("{\"sasstune_schedule\": 1, \"kernels\": {\"a\": {\"swaps\": [1, 0, 1]},"
+	st_schedule *s = st_test_schedule("{\"sasstune_schedule\": 1, \"kernels\": {\"a\": {\"swaps\": [1, 0, 1]},"
 				  " \"b\": {\"permutation\": [2, 0, 1]}}}");
 	assert_int_equal(st_schedule_kernel_count(s), 2);
 	assert_string_equal(st_schedule_kernel_name(s, 0), "a");
@@ -59,7 +50,7 @@ static void test_parse(void **state)
 	assert_non_null(strstr(err.msg, "kernels.b.permutation: 3 entries, the kernel has 4 slots"));
 	st_schedule_free(s);
 
-	s = parse_ok("{\"kernels\": {}, \"sasstune_schedule\": 1}");
+	s = st_test_schedule("{\"kernels\": {}, \"sasstune_schedule\": 1}");
 	assert_int_equal(st_schedule_kernel_count(s), 0);
 	st_schedule_free(s);
 }
@@ -93,13 +84,13 @@ static void test_malformed(void **state)
 		  ST_EFORMAT, "kernels.k: given twice");
 	parse_bad("{\"sasstune_schedule\": 1, \"kernels\": {\"k\\n2\": 3}}", ST_EFORMAT, "kernels.k?2");
 
-	st_schedule *s = parse_ok("{\"sasstune_schedule\": 1, \"kernels\": {\"k\": {\"permutation\": [1, 1, 0]}}}");
+	st_schedule *s = st_test_schedule("{\"sasstune_schedule\": 1, \"kernels\": {\"k\": {\"permutation\": [1, 1, 0]}}}");
 	uint32_t p[3];
 	st_error err = {0};
 	assert_int_equal(st_schedule_permutation(s, 0, 3, p, &err), ST_EINVAL);
 	assert_non_null(strstr(err.msg, "kernels.k.permutation[1]: slot 1 appears twice"));
 	st_schedule_free(s);
-	s = parse_ok("{\"sasstune_schedule\": 1, \"kernels\": {\"k\": {\"permutation\": [0, 7, 1]}}}");
+	s = st_test_schedule("{\"sasstune_schedule\": 1, \"kernels\": {\"k\": {\"permutation\": [0, 7, 1]}}}");
 	assert_int_equal(st_schedule_permutation(s, 0, 3, p, &err), ST_EINVAL);
 	assert_non_null(strstr(err.msg, "kernels.k.permutation[1]: slot 7 is past the last slot 2"));
 	st_schedule_free(s);
@@ -118,7 +109,7 @@ static void test_build_and_print(void **state)
 	assert_int_equal(st_schedule_add_swap(s, "p", 1, &err), ST_EINVAL);
 	char *text = st_schedule_to_json(s);
 	assert_non_null(text);
-	st_schedule *t = parse_ok(text);
+	st_schedule *t = st_test_schedule(text);
 	assert_int_equal(st_schedule_kernel_count(t), 2);
 	assert_string_equal(st_schedule_kernel_name(t, 0), "with \"quote\"");
 	uint32_t a[8], b[8];
@@ -141,7 +132,7 @@ static void test_apply(void **state)
 	st_error err = {0};
 	assert_int_equal(st_cubin_open_mem(bytes, size, "rdc", &c, &err), ST_OK);
 	/* two kernels moved: the second one's swap is of its entry, so nothing may change */
-	st_schedule *s = parse_ok("{\"sasstune_schedule\": 1, \"kernels\": {\"_Z4pickii\": {\"swaps\": [3]},"
+	st_schedule *s = st_test_schedule("{\"sasstune_schedule\": 1, \"kernels\": {\"_Z4pickii\": {\"swaps\": [3]},"
 				  " \"branches\": {\"swaps\": [0]}}}");
 	assert_int_equal(st_schedule_apply(s, c, &err), ST_EUNSUPPORTED);
 	assert_non_null(strstr(err.msg, "entry instruction"));
@@ -151,12 +142,12 @@ static void test_apply(void **state)
 	assert_memory_equal(out, bytes, size);
 	st_schedule_free(s);
 	/* an unknown kernel */
-	s = parse_ok("{\"sasstune_schedule\": 1, \"kernels\": {\"nosuch\": {\"swaps\": [3]}}}");
+	s = st_test_schedule("{\"sasstune_schedule\": 1, \"kernels\": {\"nosuch\": {\"swaps\": [3]}}}");
 	assert_int_equal(st_schedule_apply(s, c, &err), ST_ENOTFOUND);
 	assert_non_null(strstr(err.msg, "no kernel named 'nosuch'"));
 	st_schedule_free(s);
 	/* both fine: the file changes, and swapping again restores it */
-	s = parse_ok("{\"sasstune_schedule\": 1, \"kernels\": {\"_Z4pickii\": {\"swaps\": [3]},"
+	s = st_test_schedule("{\"sasstune_schedule\": 1, \"kernels\": {\"_Z4pickii\": {\"swaps\": [3]},"
 		     " \"branches\": {\"swaps\": [5]}}}");
 	assert_int_equal(st_schedule_apply(s, c, &err), ST_OK);
 	out = st_cubin_data(c, &out_size);
@@ -174,7 +165,7 @@ static void test_apply(void **state)
 static void test_rename_entries(void **state)
 {
 	(void)state;
-	st_schedule *s = parse_ok("{\"sasstune_schedule\": 1, \"kernels\": {\"k\": {\"moves\": [3, {\"slot\": 4, \"rename\": 9}, "
+	st_schedule *s = st_test_schedule("{\"sasstune_schedule\": 1, \"kernels\": {\"k\": {\"moves\": [3, {\"slot\": 4, \"rename\": 9}, "
 				  "{\"slot\": 4, \"field\": \"d\", \"reg\": 9}, {\"slot\": 6, \"field\": \"c\", \"reg\": 9}]}}}");
 	assert_int_equal(st_schedule_move_count(s, 0), 4);
 	st_schedule_move m = st_schedule_move_at(s, 0, 1);
@@ -193,7 +184,7 @@ static void test_rename_entries(void **state)
 	assert_int_equal(perm[6], 6);
 	char *text = st_schedule_to_json(s);
 	assert_non_null(strstr(text, "{\"slot\": 4, \"rename\": 9}, {\"slot\": 4, \"field\": \"d\", \"reg\": 9}"));
-	st_schedule *t = parse_ok(text);
+	st_schedule *t = st_test_schedule(text);
 	assert_int_equal(st_schedule_move_count(t, 0), 4);
 	free(text);
 	st_schedule_free(t);
@@ -209,7 +200,7 @@ static void test_rename_entries(void **state)
 static void test_regcount_entry(void **state)
 {
 	(void)state;
-	st_schedule *s = parse_ok("{\"sasstune_schedule\": 1, \"kernels\": {\"k\": {\"moves\": [3, {\"regcount\": 210}]}}}");
+	st_schedule *s = st_test_schedule("{\"sasstune_schedule\": 1, \"kernels\": {\"k\": {\"moves\": [3, {\"regcount\": 210}]}}}");
 	assert_int_equal(st_schedule_move_count(s, 0), 2);
 	st_schedule_move m = st_schedule_move_at(s, 0, 1);
 	assert_int_equal(m.is_ctrl, ST_SCHEDULE_REGCOUNT);
@@ -221,7 +212,7 @@ static void test_regcount_entry(void **state)
 	assert_int_equal(perm[3], 4);
 	char *text = st_schedule_to_json(s);
 	assert_non_null(strstr(text, "[3, {\"regcount\": 210}]"));
-	st_schedule *t = parse_ok(text);
+	st_schedule *t = st_test_schedule(text);
 	assert_int_equal(st_schedule_move_at(t, 0, 1).reg, 210);
 	free(text);
 	st_schedule_free(t);

@@ -13,15 +13,6 @@
 
 #define HEAD "{\"sasstune_schedule\": 1, \"kernels\": {\"k\": "
 
-static st_schedule *parse_ok(const char *json)
-{
-	st_schedule *s = NULL;
-	st_error err = {0};
-	if (st_schedule_parse(json, strlen(json), "t.json", &s, &err))
-		fail_msg("%s: %s", json, err.msg);
-	return s;
-}
-
 static void parse_bad(const char *json, const char *needle)
 {
 	st_schedule *s = NULL;
@@ -39,7 +30,7 @@ static void test_parse_and_print(void **state)
 	(void)state;
 	const char *json = "{\"sasstune_schedule\": 1, \"kernels\": {\"k\": {\"pipe\": [{\"loop\": 432, \"loads\": [528, "
 			   "720]}, {\"loads\": [1024], \"loop\": 960}]}, \"e\": {\"pipe\": []}}}";
-	st_schedule *s = parse_ok(json);
+	st_schedule *s = st_test_schedule(json);
 	assert_int_equal(st_schedule_kernel_count(s), 2);
 	assert_int_equal(st_schedule_pipe_count(s, 0), 2);
 	assert_int_equal(st_schedule_pipe_count(s, 1), 0);
@@ -69,7 +60,7 @@ static void test_parse_and_print(void **state)
 	assert_non_null(text);
 	assert_string_equal(text, "{\"sasstune_schedule\": 1, \"kernels\": {\"k\": {\"pipe\": [{\"loop\": 432, \"loads\": "
 				  "[528, 720]}, {\"loop\": 960, \"loads\": [1024]}]}, \"e\": {\"pipe\": []}}}\n");
-	st_schedule *t = parse_ok(text);
+	st_schedule *t = st_test_schedule(text);
 	char *again = st_schedule_to_json(t);
 	assert_string_equal(again, text);
 	free(again);

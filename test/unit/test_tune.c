@@ -46,36 +46,6 @@ static void fx_close(fx *f)
 	free(f->launch_path);
 }
 
-/* The independent checker on r's cubin against the fixture, and the schedule replayed by
- * `rewrite` gives the same bytes. */
-static void assert_checked(const fx *f, const st_tune_result *r)
-{
-	st_cubin *orig = NULL, *tuned = NULL, *replayed = NULL;
-	st_schedule *sch = NULL;
-	st_error err = {0};
-	assert_int_equal(st_cubin_open_mem(f->cubin, f->size, "orig", &orig, &err), ST_OK);
-	assert_int_equal(st_cubin_open_mem(r->cubin, r->cubin_size, "tuned", &tuned, &err), ST_OK);
-	st_sass_opts o = {0};
-	o.listing = f->listing;
-	size_t bad = 99;
-	if (st_check_kernel(orig, tuned, r->kernel, &o, NULL, NULL, &bad, &err))
-		fail_msg("%s: checker: %s", r->kernel, err.msg);
-	assert_int_equal(bad, 0);
-	assert_non_null(r->schedule_json);
-	if (st_schedule_parse(r->schedule_json, strlen(r->schedule_json), "schedule", &sch, &err))
-		fail_msg("schedule: %s", err.msg);
-	if (st_sched_rewrite(orig, sch, &o, &replayed, &err))
-		fail_msg("%s: replay: %s", r->kernel, err.msg);
-	size_t n;
-	const uint8_t *d = st_cubin_data(replayed, &n);
-	assert_int_equal(n, r->cubin_size);
-	assert_memory_equal(d, r->cubin, n);
-	st_schedule_free(sch);
-	st_cubin_free(replayed);
-	st_cubin_free(tuned);
-	st_cubin_free(orig);
-}
-
 static st_tune_opts opts(st_search_method m, uint64_t steps, uint64_t seed)
 {
 	st_tune_opts o;
@@ -110,7 +80,7 @@ static void test_same_seed_same_schedule(void **state)
 		assert_non_null(strstr(a.message, "UNCONFIRMED"));
 		assert_true(a.best.ratio > 1.0 && a.model_ratio == a.best.ratio);
 	}
-	assert_checked(&f, &a);
+	st_test_tune_replays(f.cubin, f.size, f.listing, &a);
 	/* another seed walks elsewhere */
 	st_tune_opts o2 = opts(ST_SEARCH_PPO, 160, 8);
 	st_tune_result c;
@@ -145,7 +115,7 @@ static void test_every_result_checks(void **state)
 				assert_memory_equal(r.cubin, f.cubin, f.size);
 				assert_non_null(strstr(r.message, "input kept"));
 			}
-			assert_checked(&f, &r);
+			st_test_tune_replays(f.cubin, f.size, f.listing, &r);
 			st_tune_result_free(&r);
 		}
 		fx_close(&f);
@@ -223,7 +193,7 @@ static void test_train_and_apply(void **state)
 		print_message("apply %s: %s (model %.4f)\n", gate ? "gated" : "ungated", r.message, r.model_ratio);
 		if (r.improved) {
 			snprintf(r.kernel, sizeof r.kernel, "layernorm_kernel");
-			assert_checked(&c, &r);
+			st_test_tune_replays(c.cubin, c.size, c.listing, &r);
 		}
 		if (gate)
 			assert_true(!r.improved || r.model_ratio > 1.0); /* the gate keeps only a predicted gain */
@@ -315,7 +285,7 @@ static void test_gpu_fresh_session_estimate(void **state)
 		assert_non_null(strstr(r.message, "in a fresh session"));
 		assert_int_equal(r.best.pairs, o.search.confirm_pairs);
 		assert_true(r.best.lo > ST_TUNE_GPU_CONFIRM_MIN && r.best.lo <= r.best.ratio && r.best.ratio <= r.best.hi);
-		assert_checked(&f, &r);
+		st_test_tune_replays(f.cubin, f.size, f.listing, &r);
 	} else {
 		fail_msg("nothing reached the final estimate: %s", r.message);
 	}

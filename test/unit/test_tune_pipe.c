@@ -58,43 +58,15 @@ static st_tune_opts opts(int gpu, uint64_t steps)
 	o.search.steps = steps;
 	o.search.seed = 5;
 	if (gpu) {
-		static char worker[4096], mock[4096];
-		const char *bd = getenv("ST_BUILD_DIR");
-		snprintf(worker, sizeof worker, "%s/sasstune-worker", bd && *bd ? bd : ".");
-		snprintf(mock, sizeof mock, "%s/test/libcuda_mock.so", bd && *bd ? bd : ".");
+		static st_test_mock m; /* the paths outlive the options */
+		st_test_mock_init(&m, ".");
 		o.reward = ST_REWARD_GPU;
-		o.runtime.worker = worker;
-		o.runtime.libcuda = mock;
+		o.runtime.worker = m.worker;
+		o.runtime.libcuda = m.libcuda;
 		o.runtime.warmup_ms = 1;
 		o.runtime.timeout_s = 30;
 	}
 	return o;
-}
-
-/* r's cubin passes the checker against the input and its schedule replays to the same bytes. */
-static void assert_replays(const fx *f, const st_tune_result *r)
-{
-	st_cubin *orig = NULL, *tuned = NULL, *replayed = NULL;
-	st_schedule *sch = NULL;
-	st_error err = {0};
-	st_sass_opts o = {0};
-	o.listing = f->listing;
-	size_t bad = 99, n;
-	assert_int_equal(st_cubin_open_mem(f->cubin, f->size, "orig", &orig, &err), ST_OK);
-	assert_int_equal(st_cubin_open_mem(r->cubin, r->cubin_size, "tuned", &tuned, &err), ST_OK);
-	if (st_check_kernel(orig, tuned, r->kernel, &o, NULL, NULL, &bad, &err))
-		fail_msg("checker: %s", err.msg);
-	assert_int_equal(bad, 0);
-	if (st_schedule_parse(r->schedule_json, strlen(r->schedule_json), "schedule", &sch, &err) ||
-	    st_sched_rewrite(orig, sch, &o, &replayed, &err))
-		fail_msg("replay: %s", err.msg);
-	const uint8_t *d = st_cubin_data(replayed, &n);
-	assert_int_equal(n, r->cubin_size);
-	assert_memory_equal(d, r->cubin, n);
-	st_schedule_free(sch);
-	st_cubin_free(replayed);
-	st_cubin_free(tuned);
-	st_cubin_free(orig);
 }
 
 static void test_off_and_model(void **state)
@@ -189,7 +161,7 @@ static void kept_or_beaten(uint64_t steps, uint64_t seed, int want_kept)
 	} else {
 		assert_null(strstr(r.schedule_json, "\"pipe\""));
 	}
-	assert_replays(&f, &r);
+	st_test_tune_replays(f.cubin, f.size, f.listing, &r);
 	unsetenv("MOCK_CUDA_ELF_SPREAD");
 	st_tune_result_free(&r);
 	fx_close(&f);

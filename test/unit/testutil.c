@@ -170,3 +170,37 @@ void st_test_print_violation(void *ctx, const char *kernel, uint32_t offset, con
 	(void)ctx;
 	print_message("  %s 0x%04x: %s\n", kernel, offset, msg);
 }
+
+st_schedule *st_test_schedule(const char *json)
+{
+	st_schedule *s = NULL;
+	st_error err = {0};
+	if (st_schedule_parse(json, strlen(json), "t.json", &s, &err))
+		fail_msg("%s: %s", json, err.msg);
+	return s;
+}
+
+void st_test_tune_replays(const uint8_t *cubin, size_t size, const char *listing, const st_tune_result *r)
+{
+	st_cubin *orig = NULL, *tuned = NULL, *replayed = NULL;
+	st_error err = {0};
+	st_sass_opts o = {0};
+	o.listing = listing;
+	size_t bad = 99, n;
+	assert_int_equal(st_cubin_open_mem(cubin, size, "orig", &orig, &err), ST_OK);
+	assert_int_equal(st_cubin_open_mem(r->cubin, r->cubin_size, "tuned", &tuned, &err), ST_OK);
+	if (st_check_kernel(orig, tuned, r->kernel, &o, NULL, NULL, &bad, &err))
+		fail_msg("%s: checker: %s", r->kernel, err.msg);
+	assert_int_equal(bad, 0);
+	assert_non_null(r->schedule_json);
+	st_schedule *sch = st_test_schedule(r->schedule_json);
+	if (st_sched_rewrite(orig, sch, &o, &replayed, &err))
+		fail_msg("%s: replay: %s", r->kernel, err.msg);
+	const uint8_t *d = st_cubin_data(replayed, &n);
+	assert_int_equal(n, r->cubin_size);
+	assert_memory_equal(d, r->cubin, n);
+	st_schedule_free(sch);
+	st_cubin_free(replayed);
+	st_cubin_free(tuned);
+	st_cubin_free(orig);
+}

@@ -11,6 +11,8 @@
 #include "sasstune/sass.h"
 #include "sasstune/runtime.h"
 #include "sasstune/sched.h"
+#include "sasstune/schedule.h"
+#include "sasstune/tune.h"
 
 /* Path of a file under test/fixtures (ST_FIXTURES from ctest, else the source tree).
  * Returns a static-storage-free malloc'ed string; free it. */
@@ -59,4 +61,10 @@ st_launch *st_test_mock_spec(void); /* fails the test */
 /* A mock cubin (test/mock/cuda_mock.c's text format) of add_kernel running BODY, and its size. */
 #define ST_TEST_MOCK_CUBIN(body) ((const uint8_t *)("MOCKCUBIN\nkernel add_kernel\n" body "end\n"))
 #define ST_TEST_MOCK_SIZE(p) strlen((const char *)(p))
+
+/* A schedule parsed from JSON text (fails the test, naming the text, when it does not parse). */
+st_schedule *st_test_schedule(const char *json);
+/* A tune result against its input (cubin bytes, listing path): the independent checker finds no
+ * violation in r->cubin, and r->schedule_json replayed by st_sched_rewrite gives r->cubin's bytes. */
+void st_test_tune_replays(const uint8_t *cubin, size_t size, const char *listing, const st_tune_result *r);
 #endif
