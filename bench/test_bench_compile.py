@@ -60,7 +60,7 @@ def test_case_compiles_for_sm90(name, tmp_path):
         assert len(descs) == 3 and all(p["swizzle"] == "128B" and p["dtype"] == "fp16" for p in tmaps)
     assert sp["params"][-2]["name"] == "global_scratch" and sp["params"][-1]["name"] == "profile_scratch"
     exe = R.find_sasstune()
-    assert exe, "no sasstune build (scripts/test.sh builds build/py before these tests)"
+    assert exe, "no sasstune build ($SASSTUNE_BIN; scripts/test.sh builds build/py and sets it)"
     # the runtime's parser takes it: without a driver it stops after parsing, at the driver
     (tmp_path / "k.cubin").write_bytes(ck.asm["cubin"])
     (tmp_path / "launch.json").write_text(json.dumps(sp))

@@ -23,7 +23,7 @@ cmake -S . -B build/py -DCMAKE_BUILD_TYPE=Debug -DST_TESTS=OFF >/dev/null && cma
 # The Triton adapter (no GPU here: an unsanitized library for ctypes, its worker beside it),
 # then the benchmark suite's CPU checks (every bench kernel compiles for sm_90, specs, report).
 SASSTUNE_LIBRARY=$PWD/build/py/libsasstune.so python3 -m pytest -q -p no:cacheprovider python/tests
-python3 -m pytest -q -p no:cacheprovider bench/test_bench_compile.py bench/test_transfer.py bench/test_ablation.py bench/test_headroom.py
+SASSTUNE_BIN=$PWD/build/py/sasstune python3 -m pytest -q -p no:cacheprovider bench/test_bench_compile.py bench/test_transfer.py bench/test_ablation.py bench/test_headroom.py
 # the peer benchmark's CPU checks (bench/peers/: CompileIQ's loop, its objective on the mock driver)
 SASSTUNE_LIBRARY=$PWD/build/py/libsasstune.so python3 -m pytest -q -p no:cacheprovider bench/peers/test_peers.py
 # The Python package as a user installs it: wheel, auditwheel repair, a fresh venv, its tests there.
