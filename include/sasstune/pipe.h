@@ -18,6 +18,9 @@ typedef struct st_pipe_cand {
  * legal alone and the largest legal set of its loads (deduplicated), in loop order. */
 st_status st_pipe_find(const st_cubin *c, const char *kernel, const st_sass_opts *o, st_pipe_cand **out, size_t *n,
 		       st_error *err);
+/* The same for kernel k, already decoded from c (no second nvdisasm run; tune's pipe stage). */
+st_status st_pipe_find_decoded(const st_cubin *c, const st_sass_kernel *k, st_pipe_cand **out, size_t *n,
+			       st_error *err);
 void st_pipe_cands_free(st_pipe_cand *c);
 /* The candidate of exactly these loads (byte offsets) of the loop at `header`, or ST_EILLEGAL naming the
  * rule (for sets st_pipe_find does not list, e.g. `sasstune pipe --loads`). */

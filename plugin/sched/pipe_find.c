@@ -102,6 +102,26 @@ static st_status loop_cands(const pp_kern *x, const pp_loop *L, st_pipe_cand **v
 	return rc;
 }
 
+/* Every loop's candidates of an opened kernel into *out (nothing on an error). */
+static st_status find_all(const pp_kern *x, st_pipe_cand **out, size_t *n, st_error *err)
+{
+	*out = NULL;
+	*n = 0;
+	size_t cap = 0;
+	st_status rc = ST_OK;
+	for (uint32_t b = 0; b < x->nb && !rc; b++) {
+		pp_loop L;
+		if (pp_loop_at(x, b, &L, NULL))
+			rc = loop_cands(x, &L, out, n, &cap, err);
+	}
+	if (rc) {
+		free(*out);
+		*out = NULL;
+		*n = 0;
+	}
+	return rc;
+}
+
 st_status st_pipe_find(const st_cubin *c, const char *kernel, const st_sass_opts *o, st_pipe_cand **out, size_t *n,
 		       st_error *err)
 {
@@ -112,19 +132,26 @@ st_status st_pipe_find(const st_cubin *c, const char *kernel, const st_sass_opts
 	st_status rc = pp_open(c, kernel, o, &k, &x, err);
 	if (rc)
 		return rc;
-	size_t cap = 0;
-	for (uint32_t b = 0; b < x.nb && !rc; b++) {
-		pp_loop L;
-		if (pp_loop_at(&x, b, &L, NULL))
-			rc = loop_cands(&x, &L, out, n, &cap, err);
-	}
+	rc = find_all(&x, out, n, err);
 	pp_kern_free(&x);
 	st_sass_free(k);
-	if (rc) {
-		free(*out);
-		*out = NULL;
-		*n = 0;
-	}
+	return rc;
+}
+
+st_status st_pipe_find_decoded(const st_cubin *c, const st_sass_kernel *k, st_pipe_cand **out, size_t *n,
+			       st_error *err)
+{
+	*out = NULL;
+	*n = 0;
+	size_t ki = st_cubin_find_kernel(c, st_sass_name(k));
+	if (ki == ST_CUBIN_NONE)
+		return st_error_set(err, ST_EINVAL, "pipe: %s: no kernel %s", st_cubin_name(c), st_sass_name(k));
+	pp_kern x;
+	st_status rc = pp_kern_init(&x, k, c, ki, err);
+	if (rc)
+		return rc;
+	rc = find_all(&x, out, n, err);
+	pp_kern_free(&x);
 	return rc;
 }
 

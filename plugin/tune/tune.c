@@ -636,7 +636,7 @@ st_status st_tune(const st_tune_kernel *k, const st_tune_opts *o, st_policy *pol
 	if (so.method == ST_SEARCH_PPO && !policy &&
 	    (rc = st_policy_new(o->hidden ? o->hidden : ST_POLICY_HIDDEN_DEFAULT, so.seed, &own, err)))
 		goto out;
-	if ((rc = st_tune_pipe_alt_open(k, j.cubin, j.kname, &j.so, o, &so, &pa, r, err)) ||
+	if ((rc = st_tune_pipe_alt_open(k, j.cubin, j.kname, &j.so, j.sk, o, &so, &pa, r, err)) ||
 	    (rc = search(&j, k, o, &so, own ? own : policy, r, &accepted, err)))
 		goto out;
 	if (accepted && (rc = job_output(&j, k, r, &ok, err)))

@@ -85,14 +85,14 @@ static st_status keep(const st_cubin *t, const char *kname, const st_pipe_cand *
 	return ST_OK;
 }
 
-st_status st_tune_pipe_build(const st_cubin *c, const char *kname, const st_sass_opts *so, st_tune_pipe *p,
-			     st_error *err)
+st_status st_tune_pipe_build(const st_cubin *c, const char *kname, const st_sass_opts *so, const st_sass_kernel *sk,
+			     st_tune_pipe *p, st_error *err)
 {
 	memset(p, 0, sizeof *p);
 	st_pipe_cand *cands = NULL, *pick = NULL;
 	st_cubin *t = NULL;
 	st_error fe = {0};
-	st_status rc = st_pipe_find(c, kname, so, &cands, &p->cands, &fe);
+	st_status rc = st_pipe_find_decoded(c, sk, &cands, &p->cands, &fe);
 	if (rc == ST_ENOMEM) {
 		rc = st_error_set(err, rc, "%s", fe.msg);
 		goto done;

@@ -23,11 +23,11 @@ typedef struct st_tune_pipe {
 	char note[384];        /* one line: what was found and built, or why not */
 } st_tune_pipe;
 
-/* Build the alternative for kernel kname of c (the input, unmoved; decoded with so).  Finding no
+/* Build the alternative for kernel kname of c (the input, unmoved; decoded with so as sk).  Finding no
  * candidate, or the rewrite or checker refusing it, is no error: p->cubin stays NULL, p->note
  * says why.  Errors: out of memory, an unreadable kernel. */
-st_status st_tune_pipe_build(const st_cubin *c, const char *kname, const st_sass_opts *so, st_tune_pipe *p,
-			     st_error *err);
+st_status st_tune_pipe_build(const st_cubin *c, const char *kname, const st_sass_opts *so, const st_sass_kernel *sk,
+			     st_tune_pipe *p, st_error *err);
 void st_tune_pipe_free(st_tune_pipe *p);
 
 /* The alternative in st_tune (tune_pipe_alt.c).  open: with ST_SCHED_PIPE in o->sched_flags build
@@ -42,7 +42,7 @@ typedef struct st_tune_pipe_alt {
 	char *verification_json;
 } st_tune_pipe_alt;
 st_status st_tune_pipe_alt_open(const st_tune_kernel *k, const st_cubin *c, const char *kname, const st_sass_opts *so,
-				const st_tune_opts *o, st_search_opts *sopts, st_tune_pipe_alt *a, st_tune_result *r,
+				const st_sass_kernel *sk, const st_tune_opts *o, st_search_opts *sopts, st_tune_pipe_alt *a, st_tune_result *r,
 				st_error *err);
 st_status st_tune_pipe_alt_take(st_tune_pipe_alt *a, int ok, st_tune_result *r, st_error *err);
 void st_tune_pipe_alt_free(st_tune_pipe_alt *a);

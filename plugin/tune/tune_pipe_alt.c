@@ -61,7 +61,7 @@ static st_status time_it(const st_tune_kernel *k, const st_tune_opts *o, const s
 }
 
 st_status st_tune_pipe_alt_open(const st_tune_kernel *k, const st_cubin *c, const char *kname, const st_sass_opts *so,
-				const st_tune_opts *o, st_search_opts *sopts, st_tune_pipe_alt *a, st_tune_result *r,
+				const st_sass_kernel *sk, const st_tune_opts *o, st_search_opts *sopts, st_tune_pipe_alt *a, st_tune_result *r,
 				st_error *err)
 {
 	memset(a, 0, sizeof *a);
@@ -69,7 +69,7 @@ st_status st_tune_pipe_alt_open(const st_tune_kernel *k, const st_cubin *c, cons
 	if (!(o->sched_flags & ST_SCHED_PIPE))
 		return ST_OK;
 	double t0 = now_s();
-	st_status rc = st_tune_pipe_build(c, kname, so, &a->p, err);
+	st_status rc = st_tune_pipe_build(c, kname, so, sk, &a->p, err);
 	if (rc)
 		return rc;
 	snprintf(r->pipe, sizeof r->pipe, "%s", a->p.note);
@@ -78,8 +78,8 @@ st_status st_tune_pipe_alt_open(const st_tune_kernel *k, const st_cubin *c, cons
 		snprintf(r->pipe + n, sizeof r->pipe - n, "; not timed (the cost model does not rate rotations): not kept");
 	else if (a->p.cubin && (rc = time_it(k, o, sopts, a, r, err)))
 		return rc;
-	/* the search gets what is left, at least a second (as after the aim): finding candidates decodes
-	 * the kernel again (nvdisasm, unless a listing was given), timing costs a fresh session */
+	/* the search gets what is left, at least a second (as after the aim): finding candidates reads
+	 * the decoded kernel; building, checking and timing a rotation cost decodes and a session */
 	double spent = now_s() - t0;
 	if (sopts->seconds > 0)
 		sopts->seconds = sopts->seconds - spent > 1 ? sopts->seconds - spent : 1;

@@ -662,6 +662,12 @@ static void apply_refusals(void **state)
 	size_t n;
 	assert_int_equal(st_pipe_find(x.c, x.name, &x.o, &c, &n, &err), ST_OK);
 	assert_int_equal(n, 1);
+	st_pipe_cand *d; /* the same from the kernel already decoded (tune's pipe stage) */
+	size_t nd;
+	assert_int_equal(st_pipe_find_decoded(x.c, x.k, &d, &nd, &err), ST_OK);
+	assert_int_equal(nd, 1);
+	assert_memory_equal(d, c, sizeof *c);
+	st_pipe_cands_free(d);
 	st_cubin *before = st_test_cubin_copy(x.c);
 	st_pipe_cand two[2] = {c[0], c[0]};
 	assert_int_equal(st_pipe_apply(x.c, x.name, &x.o, two, 2, &err), ST_EILLEGAL);
