@@ -15,21 +15,6 @@
 
 static const char *const twins[] = {"triton-sm90", "triton-sm90-ptxas13.5"};
 
-static char *read_text(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	assert_non_null(f);
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	char *buf = malloc((size_t)n + 1);
-	assert_non_null(buf);
-	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-	buf[n] = 0;
-	fclose(f);
-	return buf;
-}
-
 /* Replace the one occurrence of `from` in text by `to` (same length). */
 static void patch_text(char *text, const char *from, const char *to)
 {
@@ -75,7 +60,7 @@ static void open_patched(st_test_kernel *x, const char *dir, char path[64])
 	assert_int_equal(w[1], 0xa9);
 	pp_guard_set(w, -1, 0);
 	assert_int_equal(st_cubin_set_preds(x->c, 0, 0xa80 / 16, w, &err), ST_OK);
-	char *text = read_text(x->listing);
+	char *text = (char *)st_test_read_path(x->listing, NULL);
 	patch_text(text, "@!P2 LDS R14, [R9] ;", "     LDS R14, [R9] ;");
 	patch_text(text, "0x00000000090ea984", "0x00000000090e7984");
 	strcpy(path, "/tmp/test_pipe_XXXXXX");
@@ -530,7 +515,7 @@ static st_sass_kernel *decode_hazard(const hazard *h, size_t nh)
 	uint8_t *code = malloc(size);
 	assert_non_null(code);
 	memcpy(code, code0, size);
-	char *text = read_text(x.listing), *out = malloc(strlen(text) + 4096);
+	char *text = (char *)st_test_read_path(x.listing, NULL), *out = malloc(strlen(text) + 4096);
 	assert_non_null(out);
 	hazard all[8] = {{0xa80, 0x00000000090e7984ull, "LDS R14, [R9]", 0}};
 	if (nh)

@@ -29,9 +29,16 @@ char *st_test_fixture(const char *rel)
 uint8_t *st_test_read(const char *rel, size_t *size)
 {
 	char *path = st_test_fixture(rel);
+	uint8_t *buf = st_test_read_path(path, size);
+	free(path);
+	return buf;
+}
+
+uint8_t *st_test_read_path(const char *path, size_t *size)
+{
 	FILE *f = fopen(path, "rb");
 	if (!f)
-		fail_msg("cannot open fixture %s", path);
+		fail_msg("cannot open %s", path);
 	fseek(f, 0, SEEK_END);
 	long n = ftell(f);
 	fseek(f, 0, SEEK_SET);
@@ -40,8 +47,8 @@ uint8_t *st_test_read(const char *rel, size_t *size)
 	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
 	buf[n] = 0;
 	fclose(f);
-	free(path);
-	*size = (size_t)n;
+	if (size)
+		*size = (size_t)n;
 	return buf;
 }
 

@@ -18,8 +18,10 @@
  * Returns a static-storage-free malloc'ed string; free it. */
 char *st_test_fixture(const char *rel);
 
-/* Read a whole fixture file; fails the test if it cannot. */
+/* Read a whole fixture file; fails the test if it cannot.  _path: any file (size may be NULL);
+ * both NUL-terminate what they read, so a text file is a string. */
 uint8_t *st_test_read(const char *rel, size_t *size);
+uint8_t *st_test_read_path(const char *path, size_t *size);
 
 /* Names of the Triton sm_90 fixtures, NULL-terminated. */
 extern const char *const st_test_triton_fixtures[];
