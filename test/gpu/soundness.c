@@ -36,6 +36,7 @@
 #include "sasstune/occupancy.h"
 #include "sasstune/runtime.h"
 #include "sasstune/sched.h"
+#include "soundness_util.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -51,21 +52,10 @@ static const char *const *mode_name = plain_mode_name;
 enum { R_OK, R_MISMATCH, R_CRASH, R_TIMEOUT, R_ERROR, R_STRAY, NRES };
 static const char *const res_name[NRES] = {"ok", "mismatch", "crash", "timeout", "error", "stray_write"};
 
-static double now(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
+static double now(void) { return sg_now(); }
 
 static uint64_t rng;
-static uint64_t next(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
+static uint64_t next(void) { return sg_xorshift(&rng); }
 
 /* With the xblock family: after an xblock move of the walk, every other pick is a move inside
  * the slots around it (its two blocks' neighbourhood, [t - 8, from + 24] for a move from slot
@@ -234,19 +224,9 @@ static int setup(campaign *cp, st_error *err)
 /* A fresh session (fresh input sets) for walk w; 0, or 1 after the message. */
 static int open_session(campaign *cp, unsigned w, st_error *err)
 {
-	st_session_close(cp->sess);
-	cp->sess = NULL;
-	st_runtime_options ro;
-	st_runtime_options_init(&ro);
-	ro.seed = cp->c.seed * 1000 + w / cp->c.rotate + 1;
-	ro.check_reference = true;
-	if (st_session_open(cp->data, cp->size, cp->spec, &ro, &cp->sess, err))
+	if (sg_open_session(&cp->sess, cp->data, cp->size, cp->spec, cp->c.seed, w, cp->c.rotate, cp->device, &cp->deterministic,
+			    &cp->sessions, err))
 		return die("session", err);
-	st_session_info info;
-	st_session_get_info(cp->sess, &info);
-	snprintf(cp->device, sizeof cp->device, "%s", info.device);
-	cp->deterministic = cp->deterministic && info.deterministic;
-	cp->sessions++;
 	return 0;
 }
 

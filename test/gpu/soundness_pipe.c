@@ -18,6 +18,7 @@
 #include "sasstune/pipe.h"
 #include "sasstune/runtime.h"
 #include "sasstune/sched.h"
+#include "soundness_util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,20 +54,9 @@ typedef struct pc {
 } pc;
 
 static uint64_t rng;
-static uint64_t next(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
+static uint64_t next(void) { return sg_xorshift(&rng); }
 
-static double now(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
+static double now(void) { return sg_now(); }
 
 static int die(const char *what, const st_error *err)
 {
@@ -133,19 +123,9 @@ static int setup(pc *p, st_error *err)
 
 static int open_session(pc *p, unsigned w, st_error *err)
 {
-	st_session_close(p->sess);
-	p->sess = NULL;
-	st_runtime_options ro;
-	st_runtime_options_init(&ro);
-	ro.seed = p->seed * 1000 + w / p->rotate + 1;
-	ro.check_reference = true;
-	if (st_session_open(p->data, p->size, p->spec, &ro, &p->sess, err))
+	if (sg_open_session(&p->sess, p->data, p->size, p->spec, p->seed, w, p->rotate, p->device, &p->deterministic,
+			    &p->sessions, err))
 		return die("session", err);
-	st_session_info info;
-	st_session_get_info(p->sess, &info);
-	snprintf(p->device, sizeof p->device, "%s", info.device);
-	p->deterministic = p->deterministic && info.deterministic;
-	p->sessions++;
 	return 0;
 }
 
