@@ -31,16 +31,6 @@ static size_t check_count(st_test_kernel *x, const st_cubin *t, const char *want
 	return bad;
 }
 
-/* Set the control fields of original slot j of a copy (the order unchanged). */
-static void set_ctrl(st_cubin *t, const st_sass_insn *in, uint32_t j, st_ctrl c)
-{
-	st_error err = {0};
-	uint8_t w[16];
-	memcpy(w, in[j].word, 16);
-	assert_int_equal(st_ctrl_encode(w, c, &err), ST_OK);
-	assert_int_equal(st_cubin_set_ctrl(t, 0, j, w, &err), ST_OK);
-}
-
 /* Listed SB moves: the fix-up is P's field j -> k plus k on Y's wait mask (S4), nothing else; the
  * checker accepts the result; undo restores every control field. */
 static void test_sb_listed(void **state_)
@@ -170,7 +160,7 @@ static void test_sb_checker_catches(void **state_)
 			unsigned k = mv.arg & 7;
 			/* no wait on k at all */
 			st_cubin *t = st_test_cubin_copy(x.c);
-			set_ctrl(t, in, P, fix.chg[0].now);
+			st_test_set_ctrl(t, in, P, fix.chg[0].now);
 			assert_true(check_count(&x, t, "broken", NULL, 0) > 0);
 			st_cubin_free(t);
 			nowait++;
@@ -191,10 +181,10 @@ static void test_sb_checker_catches(void **state_)
 			if (last == y || last > s->m.blast[in[P].block] || mv.arg >= 8)
 				continue;
 			t = st_test_cubin_copy(x.c);
-			set_ctrl(t, in, P, fix.chg[0].now);
+			st_test_set_ctrl(t, in, P, fix.chg[0].now);
 			st_ctrl cl = in[last].ctrl;
 			cl.wait = (uint8_t)(cl.wait | 1u << k);
-			set_ctrl(t, in, last, cl);
+			st_test_set_ctrl(t, in, last, cl);
 			if (!check_count(&x, t, "broken", NULL, 0))
 				fail_msg("%s: SB%u wait of 0x%x moved past its consumer to 0x%x not caught", pick[p], k, 16 * P,
 					 16 * last);
@@ -231,8 +221,8 @@ static void test_sb_checker_catches(void **state_)
 		else
 			n.wbar = (uint8_t)k;
 		cy.wait = (uint8_t)(cy.wait | 1u << k);
-		set_ctrl(t, in, j, n);
-		set_ctrl(t, in, y, cy);
+		st_test_set_ctrl(t, in, j, n);
+		st_test_set_ctrl(t, in, y, cy);
 		assert_true(check_count(&x, t, "broken", NULL, 0) > 0);
 		st_cubin_free(t);
 		if (is_async)

@@ -61,16 +61,6 @@ static st_cubin *raw(const st_test_kernel *x, const st_schedule *sch)
 	return t;
 }
 
-/* Original slot j of a copy gets control fields c (the order unchanged). */
-static void set_ctrl(st_cubin *t, const st_sass_insn *in, uint32_t j, st_ctrl c)
-{
-	st_error err = {0};
-	uint8_t w[16];
-	memcpy(w, in[j].word, 16);
-	assert_int_equal(st_ctrl_encode(w, c, &err), ST_OK);
-	assert_int_equal(st_cubin_set_ctrl(t, 0, j, w, &err), ST_OK);
-}
-
 /* Walk 367 up to its 240th move: the STL at 0x360 sets read SB5 (stall 1), the LEA.HI.X.SX32 R29 at
  * 0x370 (1 cycle after it in the original too) waits on SB1 and SB5; the LEA.HI.X.SX32 R21 at 0x380
  * (5 cycles after the STL in the original) waits on nothing.  Swapping 0x370/0x380 gives R21 the
@@ -141,8 +131,8 @@ static void test_sb_anchor(void **state_)
 	st_ctrl p = in[0x425].ctrl, y = in[0x451].ctrl;
 	p.wbar = 1;
 	y.wait = (uint8_t)(y.wait | 1u << 1);
-	set_ctrl(bad, in, 0x425, p);
-	set_ctrl(bad, in, 0x451, y);
+	st_test_set_ctrl(bad, in, 0x425, p);
+	st_test_set_ctrl(bad, in, 0x451, y);
 	assert_true(violations(&x, bad) >= 1);
 	/* the coverage rule and check_sb both name the FMUL that reads R26 */
 	assert_non_null(strstr(msgs, "0x4500: FMUL reads or writes what LDL.LU (0x4250) produces before the wait on SB1"));
@@ -177,8 +167,8 @@ static void test_war_read_sb(void **state_)
 	st_ctrl a = in[0x3d6].ctrl, b = in[0x3d7].ctrl;
 	a.wait = 0;
 	b.wait = (uint8_t)(b.wait | 1u << 4);
-	set_ctrl(bad, in, 0x3d6, a);
-	set_ctrl(bad, in, 0x3d7, b);
+	st_test_set_ctrl(bad, in, 0x3d6, a);
+	st_test_set_ctrl(bad, in, 0x3d7, b);
 	assert_true(violations(&x, bad) >= 1);
 	/* the coverage rule, and check_waits (which names the first reason it finds) */
 	assert_non_null(strstr(msgs, "0x3d60: IMAD.WIDE overwrites a source of what LDGSTS.E.BYPASS.128 (0x3d20) produces"));

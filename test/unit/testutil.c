@@ -211,3 +211,12 @@ void st_test_tune_replays(const uint8_t *cubin, size_t size, const char *listing
 	st_cubin_free(tuned);
 	st_cubin_free(orig);
 }
+
+void st_test_set_ctrl(st_cubin *t, const st_sass_insn *in, uint32_t j, st_ctrl c)
+{
+	st_error err = {0};
+	uint8_t w[16];
+	memcpy(w, in[j].word, 16);
+	assert_int_equal(st_ctrl_encode(w, c, &err), ST_OK);
+	assert_int_equal(st_cubin_set_ctrl(t, 0, j, w, &err), ST_OK);
+}

@@ -46,6 +46,8 @@ st_cubin *st_test_cubin_copy(const st_cubin *c);
 int st_test_same_bytes(const st_cubin *a, const st_cubin *b);
 /* The tests' xorshift generator: the next value of *state (each test file keeps its own seed). */
 uint64_t st_test_xorshift(uint64_t *state);
+/* Kernel 0's original slot j of t (a copy, order unchanged) gets control fields c (fails the test). */
+void st_test_set_ctrl(st_cubin *t, const st_sass_insn *in, uint32_t j, st_ctrl c);
 /* A checker report callback that prints each violation (ctx unused). */
 void st_test_print_violation(void *ctx, const char *kernel, uint32_t offset, const char *msg);
 /* The moves applied to s (on x), written as a schedule, replay checked (st_sched_rewrite) and raw
