@@ -31,32 +31,12 @@ PY
   timeout 90 $S compare $F/sm_90.cubin "$OUT/piped.cubin" --launch "$W/launch.$n.json" --pairs "${PAIRS:-60}" --json \
     > "$W/compare.$n.json" 2> "$W/err.$n"
   rc=$?
-  python3 - "$n" "$rc" "$W/compare.$n.json" "$W/err.$n" >> "$OUT/pipe8.jsonl" <<'PY'
-import json, sys
-n, rc, cj, err = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
-rec = {"N": n, "rc": rc}
-try:
-    rec["compare"] = json.load(open(cj))
-except Exception:
-    rec["error"] = open(err).read().strip()[-400:]
-print(json.dumps(rec))
-PY
+  passes=$(( n <= 96 ? 0 : (n - 96 + 127) / 128 ))
+  python3 test/gpu/calls/compare_record.py record "$rc" "$W/compare.$n.json" "$W/err.$n" N=$n passes=$passes \
+    >> "$OUT/pipe8.jsonl"
   tail -n 1 "$OUT/pipe8.jsonl" | cut -c1-300
 done
-python3 - "$OUT/pipe8.jsonl" > "$OUT/pipe8.md" <<'PY'
-import json, sys
-print("| N | passes of the unrolled loop | outputs | B/A (piped / stock) | 95% interval |")
-print("|---|---|---|---|---|")
-for line in open(sys.argv[1]):
-    r = json.loads(line)
-    n = r["N"]
-    passes = 0 if n <= 96 else (n - 96 + 127) // 128
-    c = r.get("compare")
-    if c:
-        out = "bit-identical" if c.get("deterministic") else "within tolerance"
-        print("| %d | %d | %s | %.4f | [%.4f, %.4f] |" % (n, passes, out, c["ratio"], c["ci_lo"], c["ci_hi"]))
-    else:
-        print("| %d | %d | FAILED (rc %d): %s | | |" % (n, passes, r["rc"], r.get("error", "").replace("\n", " ")[-200:]))
-PY
+python3 test/gpu/calls/compare_record.py table "$OUT/pipe8.jsonl" N=N "passes of the unrolled loop=passes" \
+  > "$OUT/pipe8.md"
 cat "$OUT/pipe8.md"
 echo "done at $(( $(date +%s) - T0 ))s"
