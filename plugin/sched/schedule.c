@@ -65,12 +65,17 @@ sched_kernel *sp_kernel(st_schedule *s, const char *name, bool create)
 	return k || !create ? k : add_kernel(s, name);
 }
 
-/* Swaps, control edits and renames go to a kernel that holds neither a permutation nor rotations. */
-static st_status movable(const sched_kernel *k, const char *kernel, st_error *err)
+/* The kernel swaps, control edits and renames go to, found or made: one that holds neither a
+ * permutation nor rotations. */
+static st_status movable(st_schedule *s, const char *kernel, sched_kernel **out, st_error *err)
 {
+	sched_kernel *k = find(s, kernel);
 	if (k && (k->is_perm || k->is_pipe))
 		return st_error_set(err, ST_EINVAL, "kernels.%s already holds %s", kernel,
 				    k->is_pipe ? "pipe rotations" : "a permutation");
+	if (!k && !(k = add_kernel(s, kernel)))
+		return st_error_set(err, ST_ENOMEM, "out of memory");
+	*out = k;
 	return ST_OK;
 }
 
@@ -394,23 +399,19 @@ st_status st_schedule_permutation(const st_schedule *s, size_t i, size_t n, uint
 
 st_status st_schedule_add_swap(st_schedule *s, const char *kernel, uint32_t slot, st_error *err)
 {
-	sched_kernel *k = find(s, kernel);
-	st_status rc0 = movable(k, kernel, err);
+	sched_kernel *k;
+	st_status rc0 = movable(s, kernel, &k, err);
 	if (rc0)
 		return rc0;
-	if (!k && !(k = add_kernel(s, kernel)))
-		return st_error_set(err, ST_ENOMEM, "out of memory");
 	return push(k, slot) ? ST_OK : st_error_set(err, ST_ENOMEM, "out of memory");
 }
 
 static st_status add_kind(st_schedule *s, const char *kernel, uint32_t slot, uint8_t kind, uint16_t aux, st_error *err)
 {
-	sched_kernel *k = find(s, kernel);
-	st_status rc0 = movable(k, kernel, err);
+	sched_kernel *k;
+	st_status rc0 = movable(s, kernel, &k, err);
 	if (rc0)
 		return rc0;
-	if (!k && !(k = add_kernel(s, kernel)))
-		return st_error_set(err, ST_ENOMEM, "out of memory");
 	return push_kind(k, slot, kind, aux) ? ST_OK : st_error_set(err, ST_ENOMEM, "out of memory");
 }
 
@@ -441,12 +442,10 @@ st_status st_schedule_add_ctrl(st_schedule *s, const char *kernel, uint32_t slot
 	st_status rc = st_ctrl_check(c, err);
 	if (rc)
 		return rc;
-	sched_kernel *k = find(s, kernel);
-	st_status rc0 = movable(k, kernel, err);
+	sched_kernel *k;
+	st_status rc0 = movable(s, kernel, &k, err);
 	if (rc0)
 		return rc0;
-	if (!k && !(k = add_kernel(s, kernel)))
-		return st_error_set(err, ST_ENOMEM, "out of memory");
 	return push_ctrl(k, slot, c) ? ST_OK : st_error_set(err, ST_ENOMEM, "out of memory");
 }
 
