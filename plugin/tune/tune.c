@@ -194,10 +194,7 @@ static st_status gpu_evaluate(void *ctx, const st_sched *s, unsigned pairs, st_e
 			st_cubin_free(c);
 			return st_error_set(err, tr, "timing a candidate: %s", e2.msg);
 		} else if (t.ratio > 0 && t.ci_lo > 0 && t.ci_hi > 0) {
-			out->ratio = 1.0 / t.ratio; /* runtime: time(B)/time(A); search: original/candidate */
-			out->lo = 1.0 / t.ci_hi;
-			out->hi = 1.0 / t.ci_lo;
-			out->pairs = t.n;
+			st_tune_timing_eval(&t, out);
 		} else {
 			out->status = ST_ECRASH;
 		}
@@ -488,12 +485,12 @@ st_status st_tune_fresh_estimate(const st_tune_kernel *k, const st_tune_opts *o,
 	return ST_OK;
 }
 
-void st_tune_estimate_eval(const st_estimate *e, st_eval *out)
+void st_tune_timing_eval(const st_timing *t, st_eval *out)
 {
-	out->ratio = 1.0 / e->t.ratio; /* runtime: time(B)/time(A); search: original/candidate */
-	out->lo = 1.0 / e->t.ci_hi;
-	out->hi = 1.0 / e->t.ci_lo;
-	out->pairs = e->t.n;
+	out->ratio = 1.0 / t->ratio; /* runtime: time(B)/time(A); search: original/candidate */
+	out->lo = 1.0 / t->ci_hi;
+	out->hi = 1.0 / t->ci_lo;
+	out->pairs = t->n;
 }
 
 /* The race's final batch becomes race_final; r->best becomes the fresh-session estimate
@@ -503,7 +500,7 @@ static int take_estimate(st_tune_result *r, const st_estimate *e, double confirm
 	*race_final = r->best;
 	if (e->verdict != ST_OK)
 		return 0;
-	st_tune_estimate_eval(e, &r->best);
+	st_tune_timing_eval(&e->t, &r->best);
 	return r->best.lo > confirm_min;
 }
 

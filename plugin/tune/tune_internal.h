@@ -17,6 +17,6 @@ st_status st_tune_nvdisasm_accepts(const st_cubin *t, const st_sass_opts *so, ch
  * with a usable interval. */
 st_status st_tune_fresh_estimate(const st_tune_kernel *k, const st_tune_opts *o, unsigned pairs, const uint8_t *b,
 				 size_t b_size, st_estimate *e, st_error *err);
-/* An estimate (time(B)/time(A)) as the search's ratio: original / candidate. */
-void st_tune_estimate_eval(const st_estimate *e, st_eval *out);
+/* A paired timing (time(B)/time(A), interval) as the search's ratio: original / candidate. */
+void st_tune_timing_eval(const st_timing *t, st_eval *out);
 #endif

@@ -52,7 +52,7 @@ static st_status time_it(const st_tune_kernel *k, const st_tune_opts *o, const s
 			 e.info.last_stray ? "it wrote outside its buffers" : st_status_str(e.verdict));
 		return ST_OK;
 	}
-	st_tune_estimate_eval(&e, &a->est);
+	st_tune_timing_eval(&e.t, &a->est);
 	a->held = a->est.lo > sopts->confirm_min;
 	snprintf(r->pipe + n, sizeof r->pipe - n, "; verified, %.4fx [%.4f, %.4f] over %u pairs in a fresh session%s",
 		 a->est.ratio, a->est.lo, a->est.hi, a->est.pairs,
