@@ -22,20 +22,28 @@ st_status cubin_slot_words(st_cubin *c, size_t k, size_t slot, const st_kernel_i
 	return ST_OK;
 }
 
-st_status st_cubin_set_ctrl(st_cubin *c, size_t k, size_t slot, const uint8_t word[16], st_error *err)
+st_status cubin_set_masked(st_cubin *c, size_t k, size_t slot, const uint8_t word[16], const uint8_t mask[16],
+			   const char *fields, st_error *err)
 {
 	const st_kernel_info *ki;
 	uint8_t *cur, *orig;
 	st_status rc = cubin_slot_words(c, k, slot, &ki, &cur, &orig, err);
 	if (rc)
 		return rc;
-	uint64_t lo = st_le64(word), hi = st_le64(word + 8);
-	if (lo != st_le64(cur) || (hi & ~CTRL_LO_HI_MASK) != (st_le64(cur + 8) & ~CTRL_LO_HI_MASK))
-		return st_error_set(err, ST_EINVAL,
-				    "%s: .text.%s: the new word for 0x%zx changes bits outside the control fields 105..124",
-				    c->name, ki->name, 16 * slot);
-	/* a moved branch holds a patched immediate in the image: only the control fields go to orig */
-	st_put_le64(cur + 8, hi);
-	st_put_le64(orig + 8, (st_le64(orig + 8) & ~CTRL_LO_HI_MASK) | (hi & CTRL_LO_HI_MASK));
+	for (size_t b = 0; b < 16; b++)
+		if ((word[b] ^ cur[b]) & ~mask[b])
+			return st_error_set(err, ST_EINVAL, "%s: .text.%s: the new word for 0x%zx changes bits outside %s",
+					    c->name, ki->name, 16 * slot, fields);
+	for (size_t b = 0; b < 16; b++) {
+		cur[b] = (uint8_t)((cur[b] & ~mask[b]) | (word[b] & mask[b]));
+		orig[b] = (uint8_t)((orig[b] & ~mask[b]) | (word[b] & mask[b]));
+	}
 	return ST_OK;
+}
+
+st_status st_cubin_set_ctrl(st_cubin *c, size_t k, size_t slot, const uint8_t word[16], st_error *err)
+{
+	uint8_t mask[16] = {0};
+	st_put_le64(mask + 8, CTRL_LO_HI_MASK);
+	return cubin_set_masked(c, k, slot, word, mask, "the control fields 105..124", err);
 }

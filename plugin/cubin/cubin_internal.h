@@ -119,4 +119,10 @@ bool st_branch_set_imm(st_word *w, unsigned sm, st_branch_field f, int64_t imm);
  * is rebuilt from (ctrl.c; the control and register-field edits write both). */
 st_status cubin_slot_words(st_cubin *c, size_t k, size_t slot, const st_kernel_info **ki, uint8_t **cur,
 			   uint8_t **orig, st_error *err);
+/* A field edit of kernel k's slot (ctrl.c): `word` may differ from the current word only in the bits
+ * set in mask[16], else ST_EINVAL "... changes bits outside <fields>"; those bits (and only those:
+ * a moved branch's image holds a patched immediate) go into the current image and the original
+ * bytes, so the edit stays with its instruction through later st_cubin_permute() calls. */
+st_status cubin_set_masked(st_cubin *c, size_t k, size_t slot, const uint8_t word[16], const uint8_t mask[16],
+			   const char *fields, st_error *err);
 #endif

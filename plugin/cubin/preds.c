@@ -32,16 +32,9 @@ st_status st_cubin_set_preds(st_cubin *c, size_t k, size_t slot, const uint8_t w
 	if (isetp(cur) != isetp(word))
 		return st_error_set(err, ST_EINVAL, "%s: .text.%s: the new word for 0x%zx changes the opcode", c->name,
 				    ki->name, 16 * slot);
+	uint8_t mask[16] = {0};
 	for (unsigned b = 0; b < 128; b++)
-		if (bit_of(word, b) != bit_of(cur, b) && !pred_bit(cur, b))
-			return st_error_set(err, ST_EINVAL,
-					    "%s: .text.%s: the new word for 0x%zx changes bit %u, outside the predicate fields",
-					    c->name, ki->name, 16 * slot, b);
-	for (unsigned b = 0; b < 128; b++) /* only these bits: a moved branch's image holds a patched immediate */
-		if (pred_bit(cur, b)) {
-			uint8_t m = (uint8_t)(1u << (b % 8)), v = (uint8_t)(bit_of(word, b) ? m : 0);
-			cur[b / 8] = (uint8_t)((cur[b / 8] & ~m) | v);
-			orig[b / 8] = (uint8_t)((orig[b / 8] & ~m) | v);
-		}
-	return ST_OK;
+		if (pred_bit(cur, b))
+			mask[b / 8] |= (uint8_t)(1u << (b % 8));
+	return cubin_set_masked(c, k, slot, word, mask, "the predicate fields", err);
 }
