@@ -1,0 +1,259 @@
+/* Unit tests of the pipe form-2 checker (plugin/sched/check_pipe2*.c; docs/sched.md "Checker: pipe
+ * form 2"): a form-2 rewrite built by hand on the row-sum fixture's loop 0x150 (loads 0x1d0 and
+ * 0x200; members 0x150 VIADD R5, 0x160 LEA R2/P1, 0x190 LEA.HI.X R3, 0x1a0 LEA R4/P2, 0x1c0
+ * LEA.HI.X R5, 0x1d0 LDG R3, 0x200 LDG R5; i = R11, U 0x240, E 0x250, back branch @!P1) is
+ * accepted; one hand-made hazard per rule is reported with its rule.  phi: R2:R3 -> R22:R23,
+ * R4:R5 -> R24:R25, P1 -> P3, P2 -> P4; i' = R13, Pf = P5, S' = SB0; the register count raised
+ * from 22 to 26 (the fixture's listing names none of these).  Built with st_cubin_insert (11
+ * slots at the loop's start), st_cubin_set_branch (the back branch to the body's new first slot)
+ * and st_cubin_set_regcount, then the 32 slots before the back branch written in the image bytes
+ * (set_word takes inserted slots only; the body's moved members get renamed words) and the cubin
+ * opened again from them. */
+#include "testutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define F0 21   /* the loop's first slot (0x150) */
+#define BRA0 42 /* its back branch (0x2a0) */
+#define U0 36   /* U: VIADD R11, R11, 0x80 */
+#define E0 37   /* E: ISETP.GE.AND P1, PT, R11, R12, PT */
+
+/* One tuned slot of the loop region: 'k'ept original, 'p'eel copy, prefetch 'b'lock copy,
+ * 'h'and-over of a load, 'i' = I, 'f' = F; o: the original slot. */
+typedef struct lay { char k; uint8_t o; } lay;
+static const lay good[] = {
+	{'p', 21}, {'p', 22}, {'p', 25}, {'p', 26}, {'p', 28}, {'p', 29}, {'p', 32},
+	{'k', 23}, {'k', 24}, {'k', 27}, {'h', 29}, {'k', 30}, {'k', 31}, {'h', 32}, {'i', 0}, {'f', 0},
+	{'b', 21}, {'b', 22}, {'b', 25}, {'b', 26}, {'b', 28}, {'b', 29}, {'b', 32},
+	{'k', 33}, {'k', 34}, {'k', 35}, {'k', 36}, {'k', 37}, {'k', 38}, {'k', 39}, {'k', 40}, {'k', 41},
+};
+#define N(a) (sizeof a / sizeof a[0])
+
+static void set_bits(uint8_t *w, unsigned at, unsigned len, unsigned v)
+{
+	for (unsigned i = 0; i < len; i++) {
+		uint8_t m = (uint8_t)(1u << ((at + i) % 8));
+		w[(at + i) / 8] = (uint8_t)((v >> i & 1) ? w[(at + i) / 8] | m : w[(at + i) / 8] & ~m);
+	}
+}
+
+static unsigned get_bits(const uint8_t *w, unsigned at, unsigned len)
+{
+	unsigned v = 0;
+	for (unsigned i = 0; i < len; i++)
+		v |= (unsigned)(w[(at + i) / 8] >> ((at + i) % 8) & 1) << i;
+	return v;
+}
+
+static void ctrl(uint8_t *w, int stall, int wbar, int rbar, int wait, int reuse)
+{
+	st_ctrl c = st_ctrl_decode(w);
+	if (stall >= 0)
+		c.stall = (uint8_t)stall;
+	if (wbar >= 0)
+		c.wbar = (uint8_t)wbar;
+	if (rbar >= 0)
+		c.rbar = (uint8_t)rbar;
+	if (wait >= 0)
+		c.wait = (uint8_t)wait;
+	if (reuse >= 0)
+		c.reuse = (uint8_t)reuse;
+	st_error err = {0};
+	if (st_ctrl_encode(w, c, &err))
+		fail_msg("ctrl: %s", err.msg);
+}
+
+/* phi on a register field: R2..R5 -> R22..R25; i = R11 -> R13 in the prefetch block. */
+static uint8_t rphi(uint8_t r, bool block)
+{
+	return r >= 2 && r <= 5 ? (uint8_t)(r + 20) : block && r == 11 ? 13 : r;
+}
+
+/* A member's word renamed: Rd, Ra, Rb (not VIADD's immediate), P1 -> P3 and P2 -> P4 in [83:81]
+ * and [89:87]; a load in the block under @!P5, every load setting SB0; reuse cleared. */
+static void renamed(uint8_t *w, const uint8_t *o, bool block)
+{
+	memcpy(w, o, 16);
+	bool viadd = get_bits(o, 0, 12) == 0x836, ldg = get_bits(o, 0, 12) == 0x981;
+	w[2] = rphi(o[2], false), w[3] = rphi(o[3], block);
+	if (!viadd && !ldg)
+		w[4] = rphi(o[4], block);
+	for (unsigned at = 81; at <= 87; at += 6) {
+		unsigned v = get_bits(o, at, 3);
+		if (v == 1 || v == 2)
+			set_bits(w, at, 3, v + 2);
+	}
+	if (ldg) {
+		if (block)
+			set_bits(w, 12, 4, 5 | 8);
+		ctrl(w, -1, 0, 7, -1, 0);
+	} else {
+		ctrl(w, -1, -1, -1, -1, 0);
+	}
+}
+
+/* A copy of U: destination d, source s, immediate imm; reuse cleared. */
+static void ucopy(uint8_t *w, const uint8_t *u, unsigned d, unsigned s, unsigned imm)
+{
+	memcpy(w, u, 16);
+	w[2] = (uint8_t)d, w[3] = (uint8_t)s;
+	set_bits(w, 32, 16, imm & 0xffff), set_bits(w, 48, 16, imm >> 16);
+	ctrl(w, -1, 7, 7, -1, 0);
+}
+
+static bool in_lay(const lay *ly, size_t n, char k, unsigned o)
+{
+	for (size_t j = 0; j < n; j++)
+		if ((ly[j].k == k || (k == 'K' && (ly[j].k == 'k' || ly[j].k == 'h'))) && ly[j].o == o)
+			return true;
+	return false;
+}
+
+/* The wait masks of the members removed right before o (Q10: OR-ed into the next kept one). */
+static unsigned acc_wait(const uint8_t *oc, const lay *ly, size_t n, unsigned o)
+{
+	unsigned acc = 0;
+	for (unsigned m = o; m-- > F0 && !in_lay(ly, n, 'K', m);)
+		acc |= st_ctrl_decode(oc + 16 * m).wait;
+	return acc;
+}
+
+/* The loop region's words for layout ly (n slots from F0). */
+static void write_loop(uint8_t *code, const uint8_t *oc, const lay *ly, size_t n)
+{
+	const uint8_t *u = oc + 16 * U0, *e = oc + 16 * E0;
+	for (size_t j = 0; j < n; j++) {
+		uint8_t *w = code + 16 * (F0 + j);
+		const uint8_t *o = oc + 16 * ly[j].o;
+		unsigned ow = st_ctrl_decode(o).wait;
+		switch (ly[j].k) {
+		case 'k':
+			memcpy(w, o, 16);
+			ctrl(w, -1, -1, -1, (int)(ow | acc_wait(oc, ly, n, ly[j].o)), -1);
+			if (j + 1 < n ? ly[j + 1].k != 'k' || ly[j + 1].o != ly[j].o + 1 : ly[j].o + 1 != BRA0)
+				ctrl(w, -1, -1, -1, -1, 0);
+			break;
+		case 'p':
+		case 'b':
+			renamed(w, o, ly[j].k == 'b');
+			break;
+		case 'h':
+			ucopy(w, u, o[2], rphi(o[2], false), 0);
+			ctrl(w, -1, -1, -1, (int)(ow | acc_wait(oc, ly, n, ly[j].o) | 1), -1);
+			break;
+		case 'i':
+			ucopy(w, u, 13, 11, 0x80);
+			break;
+		case 'f':
+			memcpy(w, e, 16);
+			set_bits(w, 81, 3, 5), w[3] = 13;
+			ctrl(w, -1, -1, -1, -1, 0);
+			break;
+		}
+	}
+	ctrl(code + 16 * (F0 - 1), -1, -1, -1, -1, 0); /* H's last: its next instruction changed */
+}
+
+/* The rewrite with layout ly, the count `regs`, then `fix` on the code; opened again. */
+static st_cubin *build(const st_test_kernel *x, const lay *ly, size_t n, unsigned regs, void (*fix)(uint8_t *code))
+{
+	st_error err = {0};
+	st_cubin *w = st_test_cubin_copy(x->c);
+	size_t k = st_cubin_find_kernel(w, x->name), osz, peel = 0, ins = n - (BRA0 - F0);
+	for (size_t j = 0; j < n; j++)
+		peel += ly[j].k == 'p';
+	for (size_t i = 0; i < ins; i++)
+		if (st_cubin_insert(w, k, F0, NULL, &err))
+			fail_msg("insert: %s", err.msg);
+	if (st_cubin_set_branch(w, k, BRA0 + ins, F0 + peel, &err) || st_cubin_set_regcount(w, k, regs, &err))
+		fail_msg("branch / regcount: %s", err.msg);
+	const uint8_t *oc = st_cubin_code(x->c, st_cubin_find_kernel(x->c, x->name), &osz);
+	size_t size;
+	const uint8_t *img = st_cubin_data(w, &size);
+	uint8_t *buf = malloc(size);
+	memcpy(buf, img, size);
+	uint8_t *code = buf + st_cubin_kernel(w, k)->file_offset;
+	write_loop(code, oc, ly, n);
+	if (fix)
+		fix(code);
+	st_cubin *out = NULL;
+	if (st_cubin_open_mem(buf, size, "pipe2", &out, &err))
+		fail_msg("open: %s", err.msg);
+	free(buf);
+	st_cubin_free(w);
+	return out;
+}
+
+typedef struct seen { char lines[8192]; size_t n; } seen;
+static void collect(void *ctx, const char *kernel, uint32_t offset, const char *msg)
+{
+	seen *s = ctx;
+	(void)kernel;
+	size_t used = strlen(s->lines);
+	snprintf(s->lines + used, sizeof s->lines - used, "0x%04x %s\n", offset, msg);
+	s->n++;
+}
+
+static void check_cubin(const st_test_kernel *x, st_cubin *t, seen *s)
+{
+	st_error err = {0};
+	size_t bad = 0;
+	memset(s, 0, sizeof *s);
+	st_status rc = st_check_kernel(x->c, t, x->name, &x->o, collect, s, &bad, &err);
+	printf("%s", s->lines);
+	assert_int_equal(bad, s->n);
+	assert_int_equal(rc == ST_OK, bad == 0);
+	st_cubin_free(t);
+}
+
+/* Raise the stall of tuned slot `slot` by `by` cycles. */
+static void bump(uint8_t *code, uint32_t slot, unsigned by)
+{
+	st_ctrl c = st_ctrl_decode(code + 16 * slot);
+	ctrl(code + 16 * slot, c.stall + (int)by, -1, -1, -1, -1);
+}
+
+/* The stalls the rewrite needs (Q11): in the peel and again in the prefetch block, LEA -> LEA.HI.X
+ * on the carry (P3, P4: 5 cycles) and the address pairs -> LDG (8), F's Pf -> the guarded loads
+ * (13); 0x1c0 VIADD R7 -> 0x1e0 LEA (5); the peel's loads read R22..R25 late (no read scoreboard,
+ * 30 cycles before the block rewrites them), as do 0x2e0 LDG R9's address across the back edge
+ * before 0x1d0 VIADD R9. */
+static void fix_good(uint8_t *code)
+{
+	bump(code, 0x16, 4), bump(code, 0x18, 3), bump(code, 0x19, 6), bump(code, 0x1c, 4);
+	bump(code, 0x26, 4), bump(code, 0x28, 3), bump(code, 0x29, 6);
+}
+
+static st_test_kernel rowsum;
+
+static void accepts(void **state)
+{
+	(void)state;
+	seen s;
+	check_cubin(&rowsum, build(&rowsum, good, N(good), 26, fix_good), &s);
+	assert_int_equal(s.n, 0);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	st_test_kernel_open(&rowsum, "pipe", "rowsum_f32_256x4096");
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	st_test_kernel_close(&rowsum);
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(accepts),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
