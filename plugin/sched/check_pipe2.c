@@ -255,6 +255,28 @@ static bool align2(cp2 *q, const st_cubin *orig, size_t ko, uint32_t ins, char *
 	return true;
 }
 
+/* Before decoding the rewrite: some loop of the original with U and E has, within its reach in the
+ * rewrite, a copy of U followed by a copy of E that are not U and E themselves (the words alone). */
+static bool any_block(cp2 *q, const st_cubin *orig, size_t ko, uint32_t ins, char *why, size_t wn)
+{
+	cp *p = q->p;
+	cp_loop lo = {0};
+	cp2_loop l = {0};
+	l.lo = &lo;
+	for (size_t b = 0; b < p->nb; b++) {
+		if (!cp_is_loop(p, b, orig, ko))
+			continue;
+		lo.f = p->bfirst[b], lo.l = lo.f + p->bcount[b] - 1;
+		if (!find_u(q, &l, why, wn))
+			continue;
+		for (uint32_t t = lo.f; t + 1 < p->n && t < lo.l + ins; t++)
+			if (block_start(q, &l, t))
+				return true;
+	}
+	snprintf(why, wn, "no loop holds a prefetch block (a copy of its induction update, then of its exit compare)");
+	return false;
+}
+
 /* Judge the lined-up rewrite: the references, each loop's rules and words, then timing and control. */
 static void judge2(cp2 *q, const st_cubin *orig, size_t ko, const st_cubin *tuned, size_t kt)
 {
@@ -296,6 +318,8 @@ bool ck_pipe2(ck *c, const st_cubin *orig, size_t ko, const st_cubin *tuned, siz
 		snprintf(why, wn, "out of memory");
 	else if (pt > po)
 		snprintf(why, wn, "the rewrite has %zu insertable slots, the original %zu", pt, po);
+	else if (!any_block(&q, orig, ko, (uint32_t)(po - pt), why, wn))
+		;
 	else if (st_sass_decode(tuned, c->name, &o, &tk, &err))
 		snprintf(why, wn, "the rewrite does not decode: %s", err.msg);
 	else if (st_sass_count(tk) != p.n)

@@ -36,7 +36,7 @@ typedef struct cp2 {
  * one (nothing reported, *why says where); true when it did, its violations reported. */
 bool ck_pipe2(ck *c, const st_cubin *orig, size_t ko, const st_cubin *tuned, size_t kt, char *why, size_t wn);
 
-/* Fields: the hand-over / I shape (a copy of U outside Rd, Ra and the 32-bit immediate, guard
+/* Fields (q->t NULL: the words alone, before the rewrite is decoded): the hand-over / I shape (a copy of U outside Rd, Ra and the 32-bit immediate, guard
  * aside) and F's (a copy of E outside Pd [83:81], Ra, Rb, guard aside) (check_pipe2_words.c). */
 bool cp2_ucopy(const cp2 *q, const cp2_loop *l, uint32_t t);
 bool cp2_ecopy(const cp2 *q, const cp2_loop *l, uint32_t t);

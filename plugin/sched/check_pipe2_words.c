@@ -24,13 +24,13 @@ static bool same_outside(const cp *p, uint32_t o, uint32_t t, const unsigned *fi
 bool cp2_ucopy(const cp2 *q, const cp2_loop *l, uint32_t t)
 {
 	static const unsigned f[] = {12, 4, 16, 8, 24, 8, 32, 32, 0, 0};
-	return !strcmp(q->t[t].opcode, q->p->in[l->u].opcode) && same_outside(q->p, l->u, t, f);
+	return (!q->t || !strcmp(q->t[t].opcode, q->p->in[l->u].opcode)) && same_outside(q->p, l->u, t, f);
 }
 
 bool cp2_ecopy(const cp2 *q, const cp2_loop *l, uint32_t t)
 {
 	static const unsigned f[] = {12, 4, 24, 8, 32, 8, 81, 3, 0, 0};
-	return !strcmp(q->t[t].opcode, q->p->in[l->lo->e].opcode) && same_outside(q->p, l->lo->e, t, f);
+	return (!q->t || !strcmp(q->t[t].opcode, q->p->in[l->lo->e].opcode)) && same_outside(q->p, l->lo->e, t, f);
 }
 
 static void rname(char *b, size_t n, unsigned file, unsigned i)
