@@ -59,7 +59,7 @@ static void induction(cp2 *q, cp2_loop *l)
 		cp_flag(p, p->inv[lo->e], "Q3", "the exit compare at 0x%x lies before the induction update at 0x%x", 16 * lo->e,
 			16 * l->u);
 	if (strstr(p->in[lo->e].opcode, ".EX") || cp_bits(ew, 12, 4) != 7 || cp_bits(ew, 74, 2) || cp_bits(ew, 84, 3) != 7 ||
-	    cp_bits(ew, 87, 4) != 7)
+	    cp_bits(ew, 87, 4) != 7 || p->in[lo->e].ndefs != 1)
 		cp_flag(p, p->inv[lo->e], "Q3", "the exit compare at 0x%x is not ISETP.<cmp>.AND Pe, PT, a, b, PT", 16 * lo->e);
 	unsigned other = ew[(l->ifield == 24 ? 32 : 24) / 8];
 	uint32_t one;

@@ -245,6 +245,50 @@ static void reports(const lay *ly, size_t n, unsigned regs, void (*fix)(uint8_t 
 		fail_msg("no '%s' among:\n%s", want, s.lines);
 }
 
+/* The fixture with `patch` on its code (the checker's original), decoded by Triton's nvdisasm. */
+static void variant(st_test_kernel *v, void (*patch)(uint8_t *code))
+{
+	size_t size, k = st_cubin_find_kernel(rowsum.c, rowsum.name);
+	const uint8_t *img = st_cubin_data(rowsum.c, &size);
+	uint8_t *buf = malloc(size);
+	memcpy(buf, img, size);
+	patch(buf + st_cubin_kernel(rowsum.c, k)->file_offset);
+	st_error err = {0};
+	memset(v, 0, sizeof *v);
+	if (st_cubin_open_mem(buf, size, "rowsum-variant", &v->c, &err))
+		fail_msg("%s", err.msg);
+	free(buf);
+	static char nvdisasm[4096];
+	snprintf(nvdisasm, sizeof nvdisasm, "%s/nvdisasm", st_test_triton_bin() ? st_test_triton_bin() : ".");
+	v->o.nvdisasm = st_test_triton_bin() ? nvdisasm : NULL; /* else the decoder's own search */
+	v->name = rowsum.name;
+}
+
+/* On the variant `patch` makes of the original, the good rewrite (built from it) has the line `want`. */
+static void variant_reports(void (*patch)(uint8_t *code), const char *want)
+{
+	st_test_kernel v;
+	variant(&v, patch);
+	seen s;
+	check_cubin(&v, build(&v, good, N(good), 26, fix_good), &s);
+	if (!strstr(s.lines, want))
+		fail_msg("no '%s' among:\n%s", want, s.lines);
+	st_cubin_free(v.c);
+}
+
+static void e_reads_r7(uint8_t *c) { c[16 * E0 + 4] = 7; }   /* ISETP.GE.AND P1, PT, R11, R7, PT */
+static void lea_reads_r9(uint8_t *c) { c[16 * 22 + 4] = 9; } /* 0x160 LEA R2, P1, R11, R9, 0x2 */
+static void lea_reads_r5(uint8_t *c) { c[16 * 27 + 3] = 5; } /* 0x1b0 LEA R6, P1, R5, R14, 0x2 */
+
+/* Q3..Q5 on variants of the original (the rule is the original's; the rewrite follows it). */
+static void q3_q4_q5(void **state)
+{
+	(void)state;
+	variant_reports(e_reads_r7, "pipe2 Q3: the exit compare at 0x250 reads R7, written in the loop at 0x170");
+	variant_reports(lea_reads_r9, "pipe2 Q4: LEA at 0x160 reads R9, written 3 times in the loop (first at 0x180)");
+	variant_reports(lea_reads_r5, "pipe2 Q5: LEA at 0x1b0 reads R5, which the member VIADD at 0x150 wrote");
+}
+
 /* Q2: 0x190 LEA.HI.X R3 (the address of 0x1d0) left in place, in neither the peel nor the block. */
 static void member_left_in_place(void **state)
 {
@@ -472,6 +516,7 @@ int main(void)
 		cmocka_unit_test(q11),
 		cmocka_unit_test(q9),
 		cmocka_unit_test(extra_insertion),
+		cmocka_unit_test(q3_q4_q5),
 		cmocka_unit_test(every_flip_caught),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
