@@ -28,13 +28,14 @@ static bool op_is(const char *op, const char *m)
 }
 
 /* U's shape on the word: VIADD Rd, Ra, imm32 (opcode 0x836) or IADD3 Rd, Ra, imm32, RZ (0x810, Rc
- * = RZ, no carry-out [83:81], [86:84]), Rd = Ra = i, unguarded, decoded as writing i and reading i only.  (Opcode bits [11:0] per nvdisasm 12.8 on the rowsum fixture.) */
+ * = RZ, carry-outs [83:81], [86:84] PT; VIADD has zeros there), Rd = Ra = i, unguarded, decoded as
+ * writing i and reading i only.  (Opcode bits [11:0] per nvdisasm 12.8 on the rowsum fixture.) */
 static bool u_shape(const cp *p, uint32_t w, unsigned i)
 {
 	const uint8_t *x = p->ocode + 16 * w;
 	unsigned op = cp_bits(x, 0, 12);
 	if ((op != 0x836 && op != 0x810) || cp_bits(x, 12, 4) != 7 || x[2] != i || x[3] != i || p->in[w].ndefs != 1 ||
-	    p->in[w].nuses != 1 || cp_bits(x, 81, 3) != 7 || cp_bits(x, 84, 3) != 7)
+	    p->in[w].nuses != 1 || (op == 0x810 && (cp_bits(x, 81, 3) != 7 || cp_bits(x, 84, 3) != 7)))
 		return false; /* one def (i), one use (i): no carry-out, nothing hidden */
 	return op == 0x836 ? !strcmp(p->in[w].opcode, "VIADD") : (!strcmp(p->in[w].opcode, "IADD3") && x[8] == 0xff);
 }
