@@ -1155,6 +1155,7 @@ st_status st_check_kernel(const st_cubin *orig, const st_cubin *tuned, const cha
 	c.n = st_sass_count(k);
 	c.sm = st_sass_sm(k);
 	c.name = st_sass_name(k);
+	c.o = o;
 	c.report = report;
 	c.ctx = ctx;
 	if (tsize == 16 * c.n && st_cubin_insertable(tuned, kt) != st_cubin_insertable(orig, ko)) {

@@ -23,6 +23,7 @@ typedef struct ck {
 	size_t n;
 	int sm;
 	const char *name;
+	const st_sass_opts *o; /* the caller's decode options (the pipe form-2 checker decodes the rewrite) */
 	uint32_t *map, *inv;  /* map[tuned slot] = original index; inv[original] = tuned slot */
 	st_ctrl *ct;          /* tuned control fields per tuned slot */
 	int32_t *ot;          /* original issue cycle from block start, per original index */

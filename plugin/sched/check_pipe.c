@@ -5,12 +5,24 @@
  * their instructions moved to just before the back branch.  Anything it cannot line up is a
  * violation, never a pass.  Then each loop is judged by the rules P1..P8 (check_pipe_*.c).
  * Written apart from the rewrite (pipe*.c): public sass/cubin readings only. */
-#include "check_pipe.h"
+#include "check_pipe2.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Form 1's rule as form 2 names it (pipe2-rules.md): P1 shape, P2 closure, P3 inputs, P4
+ * interference, P5 scoreboards, P7 layout, P8 timing, P9 registers, P10 several loops. */
+static const char *cp_rule2(const char *rule)
+{
+	static const char *const map[][2] = {{"P1", "Q1"}, {"P2", "Q2"}, {"P3", "Q4"}, {"P4", "Q5"}, {"P5", "Q10"},
+					     {"P6", "Q7"}, {"P7", "Q12"}, {"P8", "Q11"}, {"P9", "Q9"}, {"P10", "Q12"}};
+	for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+		if (!strcmp(rule, map[i][0]))
+			return map[i][1];
+	return rule;
+}
 
 void cp_flag(cp *p, uint32_t slot, const char *rule, const char *fmt, ...)
 {
@@ -19,7 +31,10 @@ void cp_flag(cp *p, uint32_t slot, const char *rule, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof buf, fmt, ap);
 	va_end(ap);
-	snprintf(line, sizeof line, "pipe %s: %s", rule, buf);
+	if (p->f2) /* form 2 reuses form 1's closure, shape and timing walks under its own rule names */
+		snprintf(line, sizeof line, "pipe2 %s: %s", cp_rule2(rule), buf);
+	else
+		snprintf(line, sizeof line, "pipe %s: %s", rule, buf);
 	ck_flag(p->c, slot, line);
 }
 
@@ -125,7 +140,7 @@ static bool loop_block(cp *p, size_t b, uint32_t *d, uint32_t ins)
 
 /* Every code reference still names the instruction it named; the loop's back branch names the
  * tuned start of its body (after the peel). */
-static void check_refs(cp *p, const st_cubin *orig, size_t ko, const st_cubin *tuned, size_t kt)
+void cp_check_refs(cp *p, const st_cubin *orig, size_t ko, const st_cubin *tuned, size_t kt)
 {
 	size_t nro = st_cubin_ref_count(orig, ko), nrt = st_cubin_ref_count(tuned, kt);
 	if (nro != nrt)
@@ -168,7 +183,7 @@ static bool align(cp *p, const st_cubin *orig, size_t ko, uint32_t ins)
 	return true;
 }
 
-static void cp_free(cp *p)
+void cp_free(cp *p)
 {
 	for (size_t l = 0; l < p->nl; l++)
 		free(p->loops[l].mem);
@@ -184,34 +199,47 @@ static void cp_free(cp *p)
 	free(p->bsucc);
 }
 
-void ck_pipe(ck *c, const st_cubin *orig, size_t ko, const st_cubin *tuned, size_t kt)
+bool cp_init(cp *p, ck *c, const st_cubin *orig, size_t ko, const st_cubin *tuned, size_t kt)
 {
-	cp p = {0};
 	size_t n1 = c->n ? c->n : 1, osz, tsz;
-	p.c = c, p.in = c->in, p.n = c->n, p.sm = c->sm, p.nb = st_sass_block_count(c->k);
-	p.ocode = st_cubin_code(orig, ko, &osz), p.tcode = st_cubin_code(tuned, kt, &tsz);
-	p.src = calloc(n1, sizeof *p.src), p.kind = calloc(n1, 1), p.lp = calloc(n1, sizeof *p.lp);
-	p.inv = calloc(n1, sizeof *p.inv), p.ti = calloc(n1, sizeof *p.ti);
-	p.tregs = calloc(n1 * CP_REGS, sizeof *p.tregs), p.loops = calloc(p.nb + 1, sizeof *p.loops);
-	p.bfirst = calloc(p.nb + 1, sizeof *p.bfirst), p.bcount = calloc(p.nb + 1, sizeof *p.bcount);
-	p.bsucc = calloc(p.nb + 1, sizeof *p.bsucc);
-	if (!p.src || !p.kind || !p.lp || !p.inv || !p.ti || !p.tregs || !p.loops || !p.bfirst || !p.bcount || !p.bsucc) {
+	memset(p, 0, sizeof *p);
+	p->c = c, p->in = c->in, p->n = c->n, p->sm = c->sm, p->nb = st_sass_block_count(c->k);
+	p->ocode = st_cubin_code(orig, ko, &osz), p->tcode = st_cubin_code(tuned, kt, &tsz);
+	p->src = calloc(n1, sizeof *p->src), p->kind = calloc(n1, 1), p->lp = calloc(n1, sizeof *p->lp);
+	p->inv = calloc(n1, sizeof *p->inv), p->ti = calloc(n1, sizeof *p->ti);
+	p->tregs = calloc(n1 * CP_REGS, sizeof *p->tregs), p->loops = calloc(p->nb + 1, sizeof *p->loops);
+	p->bfirst = calloc(p->nb + 1, sizeof *p->bfirst), p->bcount = calloc(p->nb + 1, sizeof *p->bcount);
+	p->bsucc = calloc(p->nb + 1, sizeof *p->bsucc);
+	if (!p->src || !p->kind || !p->lp || !p->inv || !p->ti || !p->tregs || !p->loops || !p->bfirst || !p->bcount ||
+	    !p->bsucc) {
 		ck_flag(c, 0, "pipe: out of memory");
-		cp_free(&p);
-		return;
+		cp_free(p);
+		return false;
 	}
-	for (size_t b = 0; b < p.nb; b++)
-		st_sass_block(c->k, b, &p.bfirst[b], &p.bcount[b], p.bsucc[b]);
-	size_t po = st_cubin_insertable(orig, ko), pt = st_cubin_insertable(tuned, kt);
-	for (uint32_t j = 0; j < p.n; j++)
-		p.src[j] = CP_NONE;
+	for (size_t b = 0; b < p->nb; b++)
+		st_sass_block(c->k, b, &p->bfirst[b], &p->bcount[b], p->bsucc[b]);
+	for (uint32_t j = 0; j < p->n; j++)
+		p->src[j] = CP_NONE;
+	return true;
+}
+
+/* Form 1's reading and rules; false when the rewrite did not line up as form 1 (the register count,
+ * the padding, the alignment). */
+static bool ck_pipe1(ck *c, const st_cubin *orig, size_t ko, const st_cubin *tuned, size_t kt)
+{
+	cp p;
+	bool lined = false;
+	if (!cp_init(&p, c, orig, ko, tuned, kt))
+		return true;
+	size_t osz, tsz, po = st_cubin_insertable(orig, ko), pt = st_cubin_insertable(tuned, kt);
+	st_cubin_code(orig, ko, &osz), st_cubin_code(tuned, kt, &tsz);
 	if (osz != tsz || pt > po) {
 		cp_flag(&p, 0, "P7", "the rewrite has %zu insertable slots, the original %zu", pt, po);
 	} else if (st_cubin_regcount(orig, ko) != st_cubin_regcount(tuned, kt)) {
 		cp_flag(&p, 0, "P9", "register count %u, the original's %u", st_cubin_regcount(tuned, kt),
 			st_cubin_regcount(orig, ko));
-	} else if (align(&p, orig, ko, (uint32_t)(po - pt))) {
-		check_refs(&p, orig, ko, tuned, kt);
+	} else if ((lined = align(&p, orig, ko, (uint32_t)(po - pt)))) {
+		cp_check_refs(&p, orig, ko, tuned, kt);
 		for (size_t l = 0; l < p.nl; l++) {
 			cp_check_rules(&p, &p.loops[l]);
 			for (size_t m = 0; m < p.nl; m++)
@@ -234,4 +262,25 @@ void ck_pipe(ck *c, const st_cubin *orig, size_t ko, const st_cubin *tuned, size
 		cp_check_ctrl(&p);
 	}
 	cp_free(&p);
+	return lined;
+}
+
+/* Form 1 first, its lines held back; a rewrite it rejects is read as form 2; when that does not line
+ * up either, form 1's lines stand, with one line on form 2 when form 1 did not line up. */
+void ck_pipe(ck *c, const st_cubin *orig, size_t ko, const st_cubin *tuned, size_t kt)
+{
+	st_check_report_fn report = c->report;
+	size_t bad = c->bad;
+	c->report = NULL;
+	ck_pipe1(c, orig, ko, tuned, kt);
+	size_t v1 = c->bad - bad;
+	c->bad = bad, c->report = report;
+	char why[ST_ERROR_MSG_MAX - 64] = "";
+	if (!v1 || ck_pipe2(c, orig, ko, tuned, kt, why, sizeof why))
+		return;
+	if (!ck_pipe1(c, orig, ko, tuned, kt)) {
+		char line[ST_ERROR_MSG_MAX];
+		snprintf(line, sizeof line, "pipe2: not a form-2 rewrite: %s", why);
+		ck_flag(c, 0, line);
+	}
 }

@@ -8,7 +8,8 @@
 
 #define CP_NONE UINT32_MAX
 #define CP_MAX_MEMBERS 24
-enum { CP_SAME, CP_MOVED, CP_PEEL }; /* what a tuned slot holds: kept in place, a moved member, a peel copy */
+enum { CP_SAME, CP_MOVED, CP_PEEL, CP_NEW }; /* what a tuned slot holds: kept in place, a moved member (form 2: its
+					       * prefetch copy), a peel copy, form 2's hand-over, I or F */
 
 /* One rotated loop B = orig [f, l] (l: the back branch), entered from H (the block before f). */
 typedef struct cp_loop {
@@ -23,6 +24,7 @@ typedef struct cp_loop {
 	uint8_t *comb;      /* per B position: P6 edit in B (CP_OR_BREAK, CP_AND_CONT, CP_GUARD_CONT) or 0 */
 	int8_t ren[8];      /* the P6 predicate renames Pg -> ren[g], -1 when none */
 	bool bad;           /* the peel could not be lined up: no edit or timing checks */
+	uint32_t tn;        /* form 2: the tuned body's slots, back branch included (0: form 1, B's length) */
 } cp_loop;
 
 typedef struct cp {
@@ -42,11 +44,16 @@ typedef struct cp {
 	size_t nb;
 	cp_loop *loops;
 	size_t nl;
+	bool f2;           /* form 2: lines read "pipe2 Q<n>: ..." (the form-1 rules renamed) */
 } cp;
 #define CP_REGS 40
 enum { CP_OR_BREAK = 1, CP_AND_CONT, CP_GUARD_CONT };
 
-/* One violation "pipe <rule>: ..." at tuned slot `slot`. */
+/* The state for one reading (the blocks of c's original decode; src unset); false when out of memory
+ * (reported).  cp_free releases it. */
+bool cp_init(cp *p, ck *c, const st_cubin *orig, size_t ko, const st_cubin *tuned, size_t kt);
+void cp_free(cp *p);
+/* One violation "pipe <rule>: ..." at tuned slot `slot` (form 2: "pipe2 <Q rule>: ..."). */
 void cp_flag(cp *p, uint32_t slot, const char *rule, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 /* Bits of a 128-bit word (lo = bits 0..63, hi = 64..127). */
 unsigned cp_bits(const uint8_t *w, unsigned at, unsigned len);
@@ -55,11 +62,17 @@ void cp_set_bits(uint8_t *w, unsigned at, unsigned len, unsigned v);
 bool cp_same_word(const uint8_t *a, const uint8_t *b, bool coarse);
 /* Is block b i a back-branch loop block's start (the shape of docs/sched.md, not yet P1)? */
 bool cp_is_loop(const cp *p, size_t b, const st_cubin *orig, size_t ko);
+/* Every code reference names the instruction it named (p->inv), a loop's back branch the tuned body's
+ * first slot (check_pipe.c). */
+void cp_check_refs(cp *p, const st_cubin *orig, size_t ko, const st_cubin *tuned, size_t kt);
 /* Match one loop's tuned slots (peel and rotated body) against B; false when nothing could be matched
  * (a violation was reported).  Fills src/kind/inv/lp and the loop's mem. (check_pipe_match.c) */
 bool cp_match_loop(cp *p, cp_loop *lo);
 /* The words: allowed edits only, the P6 guards and the rename (check_pipe_match.c). */
 void cp_check_edits(cp *p, cp_loop *lo);
+/* P1 (sets lo->e) and the P2 closure of the members' loads (sets clo, feed, p) (check_pipe_rules.c). */
+void cp_shape(cp *p, cp_loop *lo);
+void cp_closure(cp *p, cp_loop *lo);
 /* P1..P4, P7 on the original reading (check_pipe_rules.c). */
 void cp_check_rules(cp *p, cp_loop *lo);
 /* Is register unit (file, index) live on entry to block b (own CFG liveness, conservative)?  *at:

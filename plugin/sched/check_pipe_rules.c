@@ -74,7 +74,7 @@ static bool feeder(const cp *p, const cp_loop *lo, uint32_t U, unsigned f, unsig
 }
 
 /* P2: the closure of the moved loads, feeders marked apart. */
-static void closure(cp *p, cp_loop *lo)
+void cp_closure(cp *p, cp_loop *lo)
 {
 	uint32_t *work = malloc((lo->l - lo->f + 1) * sizeof *work), nw = 0; /* each B position pushed once */
 	if (!work) {
@@ -126,7 +126,7 @@ static void closure(cp *p, cp_loop *lo)
 }
 
 /* P1: what B may hold. */
-static void shape(cp *p, cp_loop *lo)
+void cp_shape(cp *p, cp_loop *lo)
 {
 	if (p->sm < 80 || p->sm > 90)
 		cp_flag(p, lo->tp, "P1", "sm_%d: only sm_80..sm_90", p->sm);
@@ -357,8 +357,8 @@ static void peel(cp *p, cp_loop *lo)
 
 void cp_check_rules(cp *p, cp_loop *lo)
 {
-	shape(p, lo);
-	closure(p, lo);
+	cp_shape(p, lo);
+	cp_closure(p, lo);
 	guards(p, lo);
 	inputs(p, lo);
 	check_w(p, lo);

@@ -99,7 +99,7 @@ static int orig_dist(const cp *p, const cp_loop *lo, const path *w, size_t a, si
 {
 	uint32_t A = p->src[w->s[a]], B = p->src[w->s[b]];
 	uint8_t ka = p->kind[w->s[a]], kb = p->kind[w->s[b]];
-	if (ka != kb)
+	if (ka != kb || ka == CP_NEW) /* form 2's hand-overs, I and F are new: the tables */
 		return -1;
 	if (ka != CP_SAME) /* tail or peel: the same pass, original order */
 		return w->wrap[a] == w->wrap[b] && A < B ? w->pre[B] - w->pre[A] : -1;
@@ -190,7 +190,7 @@ static void cover(cp *p, const path *w, size_t from)
 
 void cp_check_timing(cp *p, cp_loop *lo)
 {
-	uint32_t nb = lo->l - lo->f + 1, tb = lo->tp + lo->L, tend = tb + nb - 1;
+	uint32_t nb = lo->tn ? lo->tn : lo->l - lo->f + 1, tb = lo->tp + lo->L, tend = tb + nb - 1;
 	uint32_t start = lo->tp > 256 ? lo->tp - 256 : 0;
 	size_t cap = (size_t)(tend - start + 1) + 2 * nb;
 	path w = {malloc(cap * sizeof *w.s), calloc(cap, 1), 0, calloc(p->n + 1, sizeof *w.pre)};

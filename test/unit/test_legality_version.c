@@ -31,6 +31,8 @@ static const char *const rule_files[] = {
 	"plugin/sched/pipe_enc.c", "plugin/cubin/preds.c",
 	"plugin/sched/check_pipe.h", "plugin/sched/check_pipe.c", "plugin/sched/check_pipe_match.c",
 	"plugin/sched/check_pipe_rules.c", "plugin/sched/check_pipe_live.c", "plugin/sched/check_pipe_time.c",
+	"plugin/sched/check_pipe2.h", "plugin/sched/check_pipe2.c", "plugin/sched/check_pipe2_words.c",
+	"plugin/sched/check_pipe2_rules.c", "plugin/sched/check_pipe2_fresh.c", "plugin/sched/check_pipe2_ctrl.c",
 };
 
 #define RECORDED_VERSION 8
