@@ -248,6 +248,10 @@ bool pq_build(const pp_kern *x, const pp_loop *L, const uint32_t *loads, size_t 
 	if (!induction(x, q, why) || !inputs(x, q, why) || !written_set(x, q, &W, why) ||
 	    !no_interference(x, q, &W, why) || !pq_fresh_all(x, q, &W, reglimit, why))
 		return false;
+	pa_edit e;
+	for (uint32_t i = 0; i < q->g.nmem; i++) /* Q7: every member's words can be written */
+		if (!pq_member_edit(x, q, q->g.mem[i], 1, &e, why) || !pq_member_edit(x, q, q->g.mem[i], 0, &e, why))
+			return false;
 	q->npeel = q->g.nmem + q->g.nfeed;
 	size_t pad = x->c ? st_cubin_insertable(x->c, x->ki) : (size_t)-1;
 	if (q->npeel + q->nhand + 2 > pad)

@@ -60,6 +60,8 @@ static bool rename_op(const st_sass_insn *y, pa_edit *e, st_sass_reg *o, bool de
 {
 	if (o->file == ST_RF_R) {
 		int to = -1;
+		if (!def && prefetch && o->count > 1 && q->iv >= o->index && q->iv < (unsigned)o->index + o->count)
+			return cannot(why, y, "i in a wide operand at R", o->index); /* i -> i' renames one register only */
 		if (!def && prefetch && o->count == 1 && o->index == q->iv)
 			to = (int)q->ip;
 		else if (o->index < 256 && q->phi_r[o->index] >= 0)

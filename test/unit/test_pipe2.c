@@ -1,8 +1,8 @@
 /* Unit tests of family 3 form 2, prefetch into fresh registers (plugin/sched/pipe2*.c, docs/pipeline.md
- * "Form 2: prefetch into fresh registers"): the exact candidates on the three pipe fixtures with and
+ * "Form 2: prefetch into fresh registers"): the exact candidates on the four pipe fixtures with and
  * without a register raise; the rewrite of rowsum's largest candidate word by word (the peel, the
  * hand-overs, I, F, the prefetch block, the back branch, the count) and, with Triton's nvdisasm
- * (ST_TRITON_BIN), re-decoded instruction by instruction; the two rowsq rewrites re-decoded; one
+ * (ST_TRITON_BIN), re-decoded instruction by instruction; the three rowsq rewrites re-decoded; one
  * refusal per rule from hand-made variants of rowsum (code and listing patched, decoded from buffers). */
 #include "testutil.h"
 #include "sasstune/pipe.h"
@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-typedef struct want { uint32_t header, nloads, loads[3], nmembers, npeel, nhand, regs_after; } want;
+typedef struct want { uint32_t header, nloads, loads[4], nmembers, npeel, nhand, regs_before, regs_after; } want;
 
 static void check_cands(const char *fixture, unsigned reglimit, const want *w, size_t nw)
 {
@@ -34,7 +34,7 @@ static void check_cands(const char *fixture, unsigned reglimit, const want *w, s
 		assert_int_equal(c[i].nmembers, w[i].nmembers);
 		assert_int_equal(c[i].npeel, w[i].npeel);
 		assert_int_equal(c[i].nhand, w[i].nhand);
-		assert_int_equal(c[i].regs_before, 21);
+		assert_int_equal(c[i].regs_before, w[i].regs_before);
 		assert_int_equal(c[i].regs_after, w[i].regs_after);
 		assert_int_equal(c[i].sb, 0); /* SB0: set only before the loop (LDC), named by no DEPBAR */
 		assert_int_equal(c[i].pred_from, -1);
@@ -52,13 +52,21 @@ static void find_fixtures(void **state)
 	(void)state;
 	static const char *const fx[] = {"rowsum_f32_256x4096", "rowsq_f32_b32_w1", "rowsq_f16_b32_w1"};
 	static const want w[3][5] = {
-		{{0x150, 1, {0x1d0}, 3, 3, 1, 22}, {0x150, 1, {0x200}, 4, 4, 1, 22}, {0x150, 1, {0x220}, 4, 4, 1, 22},
-		 {0x150, 1, {0x230}, 4, 4, 1, 22}, {0x150, 2, {0x1d0, 0x200}, 7, 7, 2, 24}},
-		{{0x160, 1, {0x1e0}, 3, 3, 1, 22}, {0x160, 1, {0x210}, 4, 4, 1, 22}, {0x160, 1, {0x230}, 4, 4, 1, 22},
-		 {0x160, 1, {0x240}, 4, 4, 1, 22}, {0x160, 2, {0x1e0, 0x210}, 7, 7, 2, 24}},
-		{{0x160, 1, {0x1d0}, 3, 3, 1, 22}, {0x160, 1, {0x210}, 4, 4, 1, 22}, {0x160, 1, {0x230}, 4, 4, 1, 22},
-		 {0x160, 1, {0x240}, 4, 4, 1, 22}, {0x160, 2, {0x1d0, 0x210}, 7, 7, 2, 24}},
+		{{0x150, 1, {0x1d0}, 3, 3, 1, 21, 22}, {0x150, 1, {0x200}, 4, 4, 1, 21, 22},
+		 {0x150, 1, {0x220}, 4, 4, 1, 21, 22}, {0x150, 1, {0x230}, 4, 4, 1, 21, 22},
+		 {0x150, 2, {0x1d0, 0x200}, 7, 7, 2, 21, 24}},
+		{{0x160, 1, {0x1e0}, 3, 3, 1, 21, 22}, {0x160, 1, {0x210}, 4, 4, 1, 21, 22},
+		 {0x160, 1, {0x230}, 4, 4, 1, 21, 22}, {0x160, 1, {0x240}, 4, 4, 1, 21, 22},
+		 {0x160, 2, {0x1e0, 0x210}, 7, 7, 2, 21, 24}},
+		{{0x160, 1, {0x1d0}, 3, 3, 1, 21, 22}, {0x160, 1, {0x210}, 4, 4, 1, 21, 22},
+		 {0x160, 1, {0x230}, 4, 4, 1, 21, 22}, {0x160, 1, {0x240}, 4, 4, 1, 21, 22},
+		 {0x160, 2, {0x1d0, 0x210}, 7, 7, 2, 21, 24}},
 	};
+	/* rowsq b128: its four loads of one pass share the address R10:R11 (offsets 0, 0x80, 0x100, 0x180), so
+	 * alone each sees the others read the pair (Q5); together: 6 members, 4 hand-overs, 36 -> 40 */
+	static const want b128 = {0x180, 4, {0x1f0, 0x210, 0x230, 0x250}, 6, 6, 4, 36, 40};
+	check_cands("rowsq_f32_b128_w1", 0, NULL, 0);
+	check_cands("rowsq_f32_b128_w1", 64, &b128, 1);
 	for (size_t f = 0; f < 3; f++) {
 		check_cands(fx[f], 0, NULL, 0);
 		check_cands(fx[f], 21, NULL, 0);
@@ -226,33 +234,36 @@ static void apply_rowsum(void **state)
 	st_test_kernel_close(&x);
 }
 
-/* The rowsq rewrites (LDG.E and LDG.E.U16) re-decode: the hand-overs from R21 and R23, the prefetch
- * loads @!P5 (their continue predicate), the count 24. */
+/* The rowsq rewrites (LDG.E and LDG.E.U16; b128's four loads of one address with U an IADD3, so its
+ * hand-overs are `IADD3 D, D', 0x0, RZ`) re-decode: a hand-over per load, the prefetch loads guarded by
+ * !Pf (P5; P4 in b128), the count raised. */
 static void apply_rowsq(void **state)
 {
 	(void)state;
-	static const char *const fx[] = {"rowsq_f32_b32_w1", "rowsq_f16_b32_w1"};
-	for (int f = 0; f < 2; f++) {
+	static const char *const fx[] = {"rowsq_f32_b32_w1", "rowsq_f16_b32_w1", "rowsq_f32_b128_w1"};
+	static const unsigned nc[] = {5, 5, 1}, regs[] = {24, 24, 40}, nh[] = {2, 2, 4};
+	for (int f = 0; f < 3; f++) {
 		st_test_kernel x;
 		st_test_kernel_open(&x, "pipe", fx[f]);
 		st_error err;
 		st_pipe_cand *c;
 		size_t n;
 		assert_int_equal(st_pipe2_find(x.c, x.name, &x.o, 64, &c, &n, &err), ST_OK);
-		assert_int_equal(n, 5);
-		if (st_pipe_apply(x.c, x.name, &x.o, &c[4], 1, &err))
+		assert_int_equal(n, nc[f]);
+		if (st_pipe_apply(x.c, x.name, &x.o, &c[n - 1], 1, &err))
 			fail_msg("%s: %s", fx[f], err.msg);
-		assert_int_equal(st_cubin_regcount(x.c, 0), 24);
+		assert_int_equal(st_cubin_regcount(x.c, 0), regs[f]);
 		st_sass_kernel *k = redecode(x.c, st_cubin_kernel(x.c, 0)->name, 0, NULL, 0);
 		size_t hand = 0, pre = 0;
 		for (size_t i = 0; k && i < st_sass_count(k); i++) {
 			const st_sass_insn *y = &st_sass_insns(k)[i];
-			hand += !strcmp(y->opcode, "VIADD") && strstr(y->operands, ", 0x0") && !strstr(y->operands, ", 0x0,");
-			pre += !strncmp(y->opcode, "LDG", 3) && y->guard == 5 && y->guard_neg;
+			hand += (!strcmp(y->opcode, "VIADD") && strstr(y->operands, ", 0x0") && !strstr(y->operands, ", 0x0,")) ||
+				(!strcmp(y->opcode, "IADD3") && strstr(y->operands, ", 0x0, RZ"));
+			pre += !strncmp(y->opcode, "LDG", 3) && y->guard >= 4 && y->guard_neg;
 		}
 		if (k) {
-			assert_int_equal(hand, 2);
-			assert_int_equal(pre, 2);
+			assert_int_equal(hand, nh[f]);
+			assert_int_equal(pre, nh[f]);
 			st_sass_free(k);
 		}
 		st_pipe_cands_free(c);
