@@ -1,7 +1,8 @@
 /* Form 2's new words (Q6-Q8), each with its decoded form for the timing (pa_edit).  The fields edited
  * (sm_80..90, read back with nvdisasm 12.8, docs/pipeline.md "Form 2"): the R operands Rd [23:16],
  * Ra [31:24], Rb [39:32], Rc [71:64] (an operand's slot D, A, B, C); on LEA/IADD3/ISETP the predicate
- * destination [83:81] (ISETP's second [86:84]) and the predicate input [89:87]; the guard [15:12]; on
+ * destination [83:81] (ISETP's second [86:84]) and the predicate input [89:87] (IADD3's second carry
+ * fields are not edited: such a member is refused); the guard [15:12]; on
  * U (VIADD 0x836 / IADD3 0x810) the 32-bit immediate [63:32].  Every field is checked to hold the
  * register the decoder named before it is changed: a word whose layout is not this one is refused. */
 #include "pipe2_internal.h"
@@ -80,7 +81,8 @@ static bool rename_op(const st_sass_insn *y, pa_edit *e, st_sass_reg *o, bool de
 	}
 	if (o->file != ST_RF_P || o->slot == ST_SLOT_G || o->index > 7 || q->phi_p[o->index] < 0)
 		return true;
-	unsigned bit = def ? (get(e->w, 81, 3) == o->index ? 81 : get(e->w, 84, 3) == o->index ? 84 : 0)
+	bool isetp = pp_is_isetp_word(e->w); /* the second destination [86:84]: ISETP's only (cubin preds.c) */
+	unsigned bit = def ? (get(e->w, 81, 3) == o->index ? 81 : isetp && get(e->w, 84, 3) == o->index ? 84 : 0)
 			   : (get(e->w, 87, 3) == o->index ? 87 : 0);
 	if (!bit)
 		return cannot(why, y, "P", o->index);

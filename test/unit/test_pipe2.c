@@ -415,11 +415,41 @@ static void apply_refusals(void **state)
 	st_test_kernel_close(&x);
 }
 
+/* The carry fields st_cubin_set_preds now edits on IADD3 and LEA (cubin preds.c), read back through
+ * Triton's nvdisasm on attention's `IADD3 R10, P3, R17, R10, RZ` (0x47a0) and `IADD3.X R3, RZ, R57, RZ, P4,
+ * !PT` (0x49c0): P3 -> P5 and P4 -> P6; the second carry-out [86:84] stays refused. */
+static void carry_fields(void **state)
+{
+	(void)state;
+	st_test_kernel x;
+	st_test_kernel_open(&x, "triton-sm90", "attn_fwd_f16_bh4_n1024_d64_b128x64");
+	size_t size;
+	st_error err;
+	uint8_t a[16], b[16];
+	const uint8_t *code = st_cubin_code(x.c, 0, &size);
+	memcpy(a, code + 0x47a0, 16);
+	memcpy(b, code + 0x49c0, 16);
+	assert_true(bits(a, 81, 3) == 3 && bits(b, 87, 3) == 4);
+	a[10] = (uint8_t)((a[10] & ~0x0e) | 5 << 1);              /* [83:81] = 5 */
+	b[10] = (uint8_t)((b[10] & ~0x80) | (6 & 1) << 7);        /* [89:87] = 6: bit 87 */
+	b[11] = (uint8_t)((b[11] & ~0x03) | (6 >> 1));            /* bits 88, 89 */
+	assert_int_equal(st_cubin_set_preds(x.c, 0, 0x47a0 / 16, a, &err), ST_OK);
+	assert_int_equal(st_cubin_set_preds(x.c, 0, 0x49c0 / 16, b, &err), ST_OK);
+	a[10] ^= 0x10; /* bit 84 */
+	assert_int_equal(st_cubin_set_preds(x.c, 0, 0x47a0 / 16, a, &err), ST_EINVAL);
+	static const char *const t0[] = {"IADD3 R10, P5, R17, R10, RZ"}, *const t1[] = {"IADD3.X R3, RZ, R57, RZ, P6, !PT"};
+	st_sass_kernel *k = redecode(x.c, st_cubin_kernel(x.c, 0)->name, 0x47a0, t0, 1);
+	st_sass_free(k);
+	k = redecode(x.c, st_cubin_kernel(x.c, 0)->name, 0x49c0, t1, 1);
+	st_sass_free(k);
+	st_test_kernel_close(&x);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(find_fixtures), cmocka_unit_test(apply_rowsum), cmocka_unit_test(apply_rowsq),
-		cmocka_unit_test(refusals), cmocka_unit_test(apply_refusals),
+		cmocka_unit_test(refusals), cmocka_unit_test(apply_refusals), cmocka_unit_test(carry_fields),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
