@@ -183,16 +183,23 @@ static bool written_set(const pp_kern *x, const pq_cand *q, pp_set *w, pp_why *w
 	return true;
 }
 
-/* Q5 for a read of (f, r) in W by a non-member at j (j = bra + 1: B's exit edge). */
+/* Q5 for a read of (f, r) in W by a non-member at j (j = bra + 1: B's exit edge): the writers before it,
+ * backwards and around the back edge, up to the first unguarded one (a guarded write kills nothing). */
 static bool sees_own(const pp_kern *x, const pq_cand *q, uint32_t j, unsigned f, unsigned r, pp_why *why)
 {
-	int64_t w = last_writer(x, q->L.first, j, f, r);
-	if (w < 0)
-		w = last_writer(x, j, q->L.bra + 1, f, r); /* around the back edge */
-	if (w < 0 || !pp_is_member(&q->g, (uint32_t)w))
+	uint32_t len = q->L.bra - q->L.first + 1, w = 0;
+	bool member = false;
+	for (uint32_t k = 1; k <= len && !member; k++) {
+		w = q->L.first + (j - q->L.first + len - k) % len;
+		if (!writes(&x->in[w], f, r))
+			continue;
+		if (pp_is_member(&q->g, w))
+			member = !(f == ST_RF_R && pp_is_load(&q->g, w)); /* the hand-over writes the loaded value there */
+		if (!member && x->in[w].guard < 0)
+			return true;
+	}
+	if (!member)
 		return true;
-	if (f == ST_RF_R && pp_is_load(&q->g, (uint32_t)w) && writes(&x->in[w], f, r))
-		return true; /* the hand-over writes the loaded value at the load's place */
 	char name[16];
 	st_sass_reg_str(name, sizeof name, f, r);
 	uint32_t at = j <= q->L.bra ? x->in[j].offset : x->in[q->L.bra].offset;

@@ -122,22 +122,25 @@ static bool map_preds(const pp_kern *x, pq_cand *q, const pp_set *W, const pp_se
 	return true;
 }
 
-/* S': the lowest scoreboard no instruction of B sets and no DEPBAR of the kernel names. */
+/* S': the lowest scoreboard no instruction of B sets and no DEPBAR of the kernel names; one that B
+ * does not wait on either first (a wait in B on S' would wait for the prefetches every pass). */
 static bool pick_sb(const pp_kern *x, pq_cand *q, pp_why *why)
 {
-	for (int sb = 0; sb < 6; sb++) {
-		bool busy = false;
-		char name[8];
-		snprintf(name, sizeof name, "SB%d", sb);
-		for (uint32_t j = q->L.first; j <= q->L.bra && !busy; j++)
-			busy = x->in[j].ctrl.wbar == sb || x->in[j].ctrl.rbar == sb;
-		for (size_t j = 0; j < x->n && !busy; j++)
-			busy = !strncmp(x->in[j].opcode, "DEPBAR", 6) && strstr(x->in[j].operands, name);
-		if (!busy) {
-			q->sb = sb;
-			return true;
+	for (int pass = 0; pass < 2; pass++)
+		for (int sb = 0; sb < 6; sb++) {
+			bool busy = false;
+			char name[8];
+			snprintf(name, sizeof name, "SB%d", sb);
+			for (uint32_t j = q->L.first; j <= q->L.bra && !busy; j++)
+				busy = x->in[j].ctrl.wbar == sb || x->in[j].ctrl.rbar == sb ||
+				       (!pass && (x->in[j].ctrl.wait >> sb & 1));
+			for (size_t j = 0; j < x->n && !busy; j++)
+				busy = !strncmp(x->in[j].opcode, "DEPBAR", 6) && strstr(x->in[j].operands, name);
+			if (!busy) {
+				q->sb = sb;
+				return true;
+			}
 		}
-	}
 	return refuse(why, "Q10", x->in[q->L.first].offset, "no scoreboard is free in the loop");
 }
 
