@@ -212,6 +212,18 @@ static int usage_error(const char *cmd, const char *msg)
 	return ST_EXIT_USAGE;
 }
 
+/* What is wrong with --form/--regs/--why together, or NULL. */
+static const char *form_usage(unsigned form, unsigned regs, int why)
+{
+	if (form != 1 && form != 2)
+		return "--form is 1 or 2";
+	if (form == 1 && regs)
+		return "--regs is for --form 2";
+	if (form == 2 && why)
+		return "--why is for form 1 (form 2 names the rule of a refused --loads set)";
+	return NULL;
+}
+
 int st_cmd_pipe(int argc, char **argv)
 {
 	const char *path = NULL, *out = NULL, *kernel = NULL, *listing = NULL;
@@ -222,7 +234,8 @@ int st_cmd_pipe(int argc, char **argv)
 	const st_cli_opt opts[] = {
 		ST_OPT_STR("--listing", &listing), ST_OPT_STR("--kernel", &kernel), ST_OPT_FLAG("--list", &do_list),
 		ST_OPT_FLAG("--why", &why), ST_OPT_FLAG("--json", &json), ST_OPT_STR("-o", &out),
-		ST_OPT_FN("--form", parse_num, &form), ST_OPT_FN("--regs", parse_num, &regs), ST_OPT_FLAG("--all", &all), ST_OPT_FN("--loop", parse_off, &loop), ST_OPT_FN("--loads", parse_offs, &loads),
+		ST_OPT_FN("--form", parse_num, &form), ST_OPT_FN("--regs", parse_num, &regs), ST_OPT_FLAG("--all", &all),
+		ST_OPT_FN("--loop", parse_off, &loop), ST_OPT_FN("--loads", parse_offs, &loads),
 		ST_OPT_END,
 	};
 	const st_cli_need need[] = {{&path, "CUBIN"}, {0}};
@@ -237,12 +250,9 @@ int st_cmd_pipe(int argc, char **argv)
 		return usage_error(argv[0], "--all, --loop and --loads need -o");
 	if (loads.n && loop < 0)
 		return usage_error(argv[0], "--loads needs --loop");
-	if (form != 1 && form != 2)
-		return usage_error(argv[0], "--form is 1 or 2");
-	if (form == 1 && regs)
-		return usage_error(argv[0], "--regs is for --form 2");
-	if (form == 2 && why)
-		return usage_error(argv[0], "--why is for form 1 (form 2 names the rule of a refused --loads set)");
+	const char *bad = form_usage(form, regs, why);
+	if (bad)
+		return usage_error(argv[0], bad);
 	st_error err = {0};
 	st_cubin *c = NULL;
 	if (st_cubin_open_file(path, &c, &err))
