@@ -51,4 +51,7 @@ int st_pipe_describe(const st_pipe_cand *c, char *buf, size_t n);
 typedef void (*st_pipe_why_fn)(void *ctx, uint32_t offset, const char *rule, const char *msg);
 st_status st_pipe_explain(const st_cubin *c, const char *kernel, const st_sass_opts *o, st_pipe_why_fn fn,
 			  void *ctx, st_error *err);
+/* Form 2's refusals: each loop refused as a whole and each load refused alone (rules "Q1".."Q10"). */
+st_status st_pipe2_explain(const st_cubin *c, const char *kernel, const st_sass_opts *o, unsigned reglimit,
+			   st_pipe_why_fn fn, void *ctx, st_error *err);
 #endif

@@ -203,8 +203,11 @@ static bool sees_own(const pp_kern *x, const pq_cand *q, uint32_t j, unsigned f,
 	char name[16];
 	st_sass_reg_str(name, sizeof name, f, r);
 	uint32_t at = j <= q->L.bra ? x->in[j].offset : x->in[q->L.bra].offset;
-	return refuse(why, "Q5", at, "%s %s sees the value member %s at 0x%x computed", name,
-		      j <= q->L.bra ? "read here" : "live on the loop's exit edge", x->in[w].opcode, x->in[w].offset);
+	if (j > q->L.bra)
+		return refuse(why, "Q5", at, "%s live on the loop's exit edge holds the value member %s at 0x%x computed",
+			      name, x->in[w].opcode, x->in[w].offset);
+	return refuse(why, "Q5", at, "%s read by %s at 0x%x sees the value member %s at 0x%x computed", name,
+		      x->in[j].opcode, at, x->in[w].opcode, x->in[w].offset);
 }
 
 static bool no_interference(const pp_kern *x, const pq_cand *q, const pp_set *W, pp_why *why)

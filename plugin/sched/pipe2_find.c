@@ -1,4 +1,5 @@
-/* Form 2's public entries for finding candidates (st_pipe2_find, st_pipe2_find_decoded, st_pipe2_make):
+/* Form 2's public entries for finding candidates (st_pipe2_find, st_pipe2_find_decoded, st_pipe2_make,
+ * st_pipe2_explain):
  * per single-block loop, each load legal alone and the largest legal set of its loads whose code fits
  * the padding (ties: the smallest load offsets, compared in order). */
 #include "pipe2_internal.h"
@@ -171,6 +172,39 @@ st_status st_pipe2_make(const st_cubin *c, const char *kernel, const st_sass_opt
 	if (rc)
 		return rc;
 	rc = make(&x, reglimit, header, loads, n, out, err);
+	pp_kern_free(&x);
+	st_sass_free(k);
+	return rc;
+}
+
+st_status st_pipe2_explain(const st_cubin *c, const char *kernel, const st_sass_opts *o, unsigned reglimit,
+			   st_pipe_why_fn fn, void *ctx, st_error *err)
+{
+	st_sass_kernel *k;
+	pp_kern x;
+	st_status rc = pp_open(c, kernel, o, &k, &x, err);
+	if (rc)
+		return rc;
+	pq_cand *q = malloc(sizeof *q);
+	if (!q)
+		rc = st_error_set(err, ST_ENOMEM, "pipe2: out of memory");
+	for (uint32_t b = 0; !rc && b < x.nb; b++) {
+		pp_loop L;
+		pp_why why = {0};
+		if (!pq_loop_at(&x, b, &L, &why)) {
+			if (why.rule)
+				fn(ctx, why.off, why.rule, why.msg);
+			continue;
+		}
+		uint32_t loads[PQ_SUBSET_LOADS];
+		size_t nl = pp_loop_loads(&x, &L, loads, PQ_SUBSET_LOADS);
+		if (!nl)
+			fn(ctx, x.in[L.first].offset, "Q1", "the loop has no global load with a register result");
+		for (size_t i = 0; i < nl; i++)
+			if (!pq_build(&x, &L, &loads[i], 1, reglimit, q, &why))
+				fn(ctx, x.in[loads[i]].offset, why.rule, why.msg);
+	}
+	free(q);
 	pp_kern_free(&x);
 	st_sass_free(k);
 	return rc;

@@ -372,12 +372,12 @@ static void refusals(void **state)
 	/* Q5: non-member 0x170 reads R2, which member 0x160 (load 0x1d0's address) computes */
 	patch sees = {0x170, "VIADD R7, R2, 0x40", 0x0000004002077836ull, 0x000fe40000000000ull};
 	assert_string_equal(variant_rule(&sees, 1, (uint32_t[]){0x1d0}, 1, 64, msg), "Q5");
-	assert_string_equal(msg, "R2 read here sees the value member LEA at 0x160 computed");
+	assert_string_equal(msg, "R2 read by VIADD at 0x170 sees the value member LEA at 0x160 computed");
 	/* Q5 through a guarded write: with 0x1b0 `@P0 LEA R6, P1, ...` (which kills nothing), 0x1f0's P1 may
 	 * come from member 0x160 */
 	patch gw = {0x1b0, "@P0 LEA R6, P1, R7, R14, 0x2", 0x0000000e07060211ull, 0};
 	assert_string_equal(variant_rule(&gw, 1, (uint32_t[]){0x1d0}, 1, 64, msg), "Q5");
-	assert_string_equal(msg, "P1 read here sees the value member LEA at 0x160 computed");
+	assert_string_equal(msg, "P1 read by LEA.HI.X.SX32 at 0x1f0 sees the value member LEA at 0x160 computed");
 	/* Q3: E before U (0x240 and 0x250 swapped, control fields with them) */
 	patch swap[] = {{0x240, "ISETP.GE.AND P1, PT, R11, R12, PT", 0x0000000c0b00720cull, 0x000fe20003f26270ull},
 			{0x250, "VIADD R11, R11, 0x80", 0x000000800b0b7836ull, 0x000fca0000000000ull}};

@@ -42,7 +42,7 @@ static void usage(FILE *out)
 		     "  --list         list the candidates (the default without -o)\n"
 		     "  --why          one line per refusal instead: each loop that is refused as a whole and\n"
 		     "                 each load refused alone, \"0x210 P4: R14 written by the group is live ...\"\n"
-		     "                 (form 1 only; form 2's refusals: -o OUT --loop OFF --loads ... names the rule)\n"
+		     "                 (form 2: \"0x1d0 Q9: no fresh 2-aligned 2 registers below 21 for R2\")\n"
 		     "  --json         the list or the refusals as JSON (form 2 adds \"sb\" and \"hand\")\n"
 		     "  -o OUT         write the rewritten cubin, with --all (the largest candidate of every loop)\n"
 		     "                 or --loop OFF (that loop's largest candidate, or with --loads exactly those\n"
@@ -124,7 +124,7 @@ static cJSON *cand_json(const st_pipe_cand *c)
 	return o;
 }
 
-static int list(const st_pipe_cand *c, size_t n, int json, unsigned form)
+static int list(const st_pipe_cand *c, size_t n, int json)
 {
 	if (json) {
 		cJSON *a = cJSON_CreateArray();
@@ -135,7 +135,7 @@ static int list(const st_pipe_cand *c, size_t n, int json, unsigned form)
 		return rc;
 	}
 	if (!n)
-		printf(form == 2 ? "no candidates\n" : "no candidates (--why says why)\n");
+		printf("no candidates (--why says why)\n");
 	for (size_t i = 0; i < n; i++) {
 		char buf[256];
 		st_pipe_describe(&c[i], buf, sizeof buf);
@@ -212,15 +212,13 @@ static int usage_error(const char *cmd, const char *msg)
 	return ST_EXIT_USAGE;
 }
 
-/* What is wrong with --form/--regs/--why together, or NULL. */
-static const char *form_usage(unsigned form, unsigned regs, int why)
+/* What is wrong with --form/--regs together, or NULL. */
+static const char *form_usage(unsigned form, unsigned regs)
 {
 	if (form != 1 && form != 2)
 		return "--form is 1 or 2";
 	if (form == 1 && regs)
 		return "--regs is for --form 2";
-	if (form == 2 && why)
-		return "--why is for form 1 (form 2 names the rule of a refused --loads set)";
 	return NULL;
 }
 
@@ -250,7 +248,7 @@ int st_cmd_pipe(int argc, char **argv)
 		return usage_error(argv[0], "--all, --loop and --loads need -o");
 	if (loads.n && loop < 0)
 		return usage_error(argv[0], "--loads needs --loop");
-	const char *bad = form_usage(form, regs, why);
+	const char *bad = form_usage(form, regs);
 	if (bad)
 		return usage_error(argv[0], bad);
 	st_error err = {0};
@@ -268,7 +266,8 @@ int st_cmd_pipe(int argc, char **argv)
 		rc = ST_EXIT_USAGE;
 	} else if (why) {
 		cJSON *a = json ? cJSON_CreateArray() : NULL;
-		if (st_pipe_explain(c, kernel, &o, why_line, a, &err))
+		if (form == 2 ? st_pipe2_explain(c, kernel, &o, regs, why_line, a, &err)
+			      : st_pipe_explain(c, kernel, &o, why_line, a, &err))
 			rc = st_cli_fail(argv[0], &err);
 		else if (a)
 			rc = st_cli_print_json(a, 1);
@@ -277,7 +276,7 @@ int st_cmd_pipe(int argc, char **argv)
 			     : st_pipe_find(c, kernel, &o, &cands, &n, &err)) {
 		rc = st_cli_fail(argv[0], &err);
 	} else if (!out) {
-		rc = list(cands, n, json, form);
+		rc = list(cands, n, json);
 	} else if (!(rc = choose(c, kernel, &o, cands, n < 64 ? n : 64, loop, &loads, form, regs, pick, &np,
 					  argv[0]))) {
 		rc = write_out(c, kernel, &o, pick, np, out, argv[0]);
