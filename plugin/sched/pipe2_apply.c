@@ -86,10 +86,17 @@ static bool plan_load(pq_plan *P, pq_loop *lp, uint32_t X, uint8_t carry, pp_why
 	}
 	if (X != q->g.loads[q->g.nloads - 1])
 		return true;
-	pq_ent *e = new_ent(lp, U->ctrl);
+	/* I and F run before U and E: on the first pass they also wait on whatever the instructions they
+	 * now precede waited on (a producer before the loop of i or of E's other operand) */
+	st_ctrl ci = U->ctrl, cf = x->in[q->e].ctrl;
+	for (uint32_t j = X + 1; j < q->e; j++) {
+		cf.wait |= x->in[j].ctrl.wait;
+		ci.wait |= j < q->u ? x->in[j].ctrl.wait : 0;
+	}
+	pq_ent *e = new_ent(lp, ci);
 	pq_i_edit(x, q, &e->ed);
 	e->ed.x.ctrl = e->ctl;
-	e = new_ent(lp, x->in[q->e].ctrl);
+	e = new_ent(lp, cf);
 	pq_f_edit(x, q, &e->ed);
 	e->ed.x.ctrl = e->ctl;
 	for (uint32_t m = 0; m < q->g.nmem; m++) {
