@@ -43,16 +43,17 @@ static void usage(FILE *out)
 		     "  --why          one line per refusal instead: each loop that is refused as a whole and\n"
 		     "                 each load refused alone, \"0x210 P4: R14 written by the group is live ...\"\n"
 		     "                 (form 2: \"0x1d0 Q9: no fresh 2-aligned 2 registers below 21 for R2\")\n"
-		     "  --json         the list or the refusals as JSON (form 2 adds \"sb\" and \"hand\")\n"
+		     "  --json         the list or the refusals as JSON (each candidate with \"form\",\n"
+		     "                 \"regs_before\", \"regs_after\"; form 2 adds \"sb\" and \"hand\")\n"
 		     "  -o OUT         write the rewritten cubin, with --all (the largest candidate of every loop)\n"
 		     "                 or --loop OFF (that loop's largest candidate, or with --loads exactly those\n"
 		     "                 loads, byte offsets as listed)\n"
 		     "  -h, --help\n\n"
 		     "Neither the independent checker nor a GPU sees the rewrite here: `sasstune check CUBIN\n"
 		     "OUT` judges it, `sasstune rewrite CUBIN --schedule S.json` with {\"pipe\": [{\"loop\",\n"
-		     "\"loads\"}]} (as --json lists them; docs/cubin.md) applies and checks in one go, and\n"
-		     "`sasstune compare CUBIN OUT --launch L.json` checks its outputs bit for bit on a GPU\n"
-		     "and times the pair.\n\n"
+		     "\"loads\"}]} (as --json lists them, form 1 only; docs/cubin.md) applies and checks in one\n"
+		     "go, and `sasstune compare CUBIN OUT --launch L.json` checks its outputs bit for bit on\n"
+		     "a GPU and times the pair.\n\n"
 		     "exit status: 0 ok, 1 bad input or a refused candidate (the rule named), 2 usage error\n");
 }
 
