@@ -48,13 +48,15 @@ static bool recheck(const pp_kern *x, const st_pipe_cand *c, pq_cand *q, pp_why 
 	return pq_same(&t, c) || refuse(why, "Q2", c->header, "the candidate does not match its rewrite on this kernel");
 }
 
-/* The waits of B's instructions before i that the peel does not copy (they ran before i's first
- * instance; a wait on an idle scoreboard costs nothing). */
+/* The waits of B's instructions before i that do not precede i's copy in the peel (the feeders come
+ * first, then the members): on entry they ran before i's first instance (a wait on an idle
+ * scoreboard costs nothing). */
 static uint8_t skipped_waits(const pp_kern *x, const pq_cand *q, uint32_t i)
 {
 	uint8_t w = 0;
+	bool feed = pp_is_feeder(&q->g, i);
 	for (uint32_t j = q->L.first; j < i; j++)
-		if (!pp_is_member(&q->g, j) && !pp_is_feeder(&q->g, j))
+		if (pp_is_member(&q->g, j) ? feed : !pp_is_feeder(&q->g, j))
 			w |= x->in[j].ctrl.wait;
 	return w;
 }
@@ -120,9 +122,9 @@ static bool plan_peel(pq_plan *P, pq_loop *lp, pp_why *why)
 {
 	const pp_kern *x = &P->x;
 	const pq_cand *q = &lp->q;
-	for (uint32_t a = 0, b = 0; a < q->g.nmem || b < q->g.nfeed;) {
-		bool feed = b < q->g.nfeed && (a == q->g.nmem || q->g.feed[b] < q->g.mem[a]);
-		uint32_t i = feed ? q->g.feed[b++] : q->g.mem[a++];
+	for (uint32_t t = 0; t < q->g.nfeed + q->g.nmem; t++) { /* Q8: the feeders, then the members */
+		bool feed = t < q->g.nfeed;
+		uint32_t i = feed ? q->g.feed[t] : q->g.mem[t - q->g.nfeed];
 		pq_ent *e = &lp->peel[lp->np++];
 		e->orig = -1;
 		e->edited = true;

@@ -275,7 +275,8 @@ static void apply_rowsq(void **state)
  * against the fixture's cubin (its count, padding and references). */
 typedef struct patch { uint32_t off; const char *text; uint64_t lo, hi; /* hi 0: keep */ } patch;
 
-static st_sass_kernel *decode_patched(const st_test_kernel *x, const patch *p, size_t np)
+/* The fixture's code and listing with the patches (both malloc'ed). */
+static void patch_both(const st_test_kernel *x, const patch *p, size_t np, uint8_t **code_out, char **listing)
 {
 	size_t size;
 	const uint8_t *code0 = st_cubin_code(x->c, 0, &size);
@@ -316,12 +317,23 @@ static st_sass_kernel *decode_patched(const st_test_kernel *x, const patch *p, s
 		}
 		hi_next = p[k].hi;
 	}
+	free(text);
+	*code_out = code;
+	*listing = out;
+}
+
+static st_sass_kernel *decode_patched(const st_test_kernel *x, const patch *p, size_t np)
+{
+	uint8_t *code;
+	char *out;
+	size_t size;
+	patch_both(x, p, np, &code, &out);
+	st_cubin_code(x->c, 0, &size);
 	st_sass_kernel *k;
 	st_error err;
 	if (st_sass_decode_code(90, x->name, code, size, out, strlen(out), &k, &err))
 		fail_msg("%s", err.msg);
 	free(code);
-	free(text);
 	free(out);
 	return k;
 }
@@ -392,6 +404,63 @@ static void refusals(void **state)
 	assert_string_equal(variant_rule(&same, 1, (uint32_t[]){0x240}, 1, 64, msg), "Q2");
 }
 
+/* A feeder (Q4c): with 0x170 `MOV R17, R14` and 0x1a0 reading R17, load 0x200's group takes the MOV as
+ * its feeder; the peel copies it first (Q8: the feeders, then the members), B keeps it in place. */
+static void feeder(void **state)
+{
+	(void)state;
+	st_test_kernel x;
+	st_test_kernel_open(&x, "pipe", "rowsum_f32_256x4096");
+	static const patch p[] = {{0x170, "MOV R17, R14", 0x0000000e00117202ull, 0x000fe20000000f00ull},
+				  {0x1a0, "LEA R4, P2, R5, R17, 0x2", 0x0000001105047211ull, 0x000fe400078410ffull}};
+	uint8_t *code;
+	char *listing, path[64] = "/tmp/test_pipe2_XXXXXX";
+	patch_both(&x, p, 2, &code, &listing);
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	FILE *f = fdopen(fd, "w");
+	assert_non_null(f);
+	fputs(listing, f);
+	fclose(f);
+	size_t size, csize;
+	const uint8_t *img = st_cubin_data(x.c, &size), *c0 = st_cubin_code(x.c, 0, &csize);
+	uint8_t *bytes = malloc(size);
+	assert_non_null(bytes);
+	memcpy(bytes, img, size);
+	memcpy(bytes + (c0 - img), code, csize);
+	st_cubin *c;
+	st_error err;
+	assert_int_equal(st_cubin_open_mem(bytes, size, "feeder", &c, &err), ST_OK);
+	st_sass_opts o = {0};
+	o.listing = path;
+	st_pipe_cand cand;
+	if (st_pipe2_make(c, "rowsum", &o, 64, 0x150, (uint32_t[]){0x200}, 1, &cand, &err))
+		fail_msg("%s", err.msg);
+	assert_int_equal(cand.nmembers, 4);
+	assert_int_equal(cand.npeel, 5);
+	if (st_pipe_apply(c, "rowsum", &o, &cand, 1, &err))
+		fail_msg("%s", err.msg);
+	static const char *const peel[] = {"MOV R17, R14", "VIADD R21, R11, 0x20", "LEA R20, P3, R21, R17, 0x2",
+					   "LEA.HI.X.SX32 R21, R21, R16, 0x2, P3", "LDG.E R21, desc[UR8][R20.64]",
+					   "LEA R2, P1, R11.reuse, R14, 0x2"};
+	st_sass_kernel *k = redecode(c, st_cubin_kernel(c, 0)->name, 0x150, peel, 6);
+	if (k) { /* B keeps the MOV in place, the prefetch block reads it */
+		assert_string_equal(st_sass_at(k, 0x1b0)->opcode, "MOV");
+		assert_string_equal(st_sass_at(k, 0x1b0)->operands, "R17, R14");
+		size_t reads = 0;
+		for (size_t i = 0; i < st_sass_count(k); i++)
+			reads += strstr(st_sass_insns(k)[i].operands, ", R17, 0x2") != NULL;
+		assert_int_equal(reads, 2); /* the peel's LEA and the prefetch block's */
+		st_sass_free(k);
+	}
+	unlink(path);
+	st_cubin_free(c);
+	free(bytes);
+	free(code);
+	free(listing);
+	st_test_kernel_close(&x);
+}
+
 /* st_pipe_apply: one form per call (Q12), a candidate that no longer matches its loop is refused. */
 static void apply_refusals(void **state)
 {
@@ -455,6 +524,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(find_fixtures), cmocka_unit_test(apply_rowsum), cmocka_unit_test(apply_rowsq),
 		cmocka_unit_test(refusals), cmocka_unit_test(apply_refusals), cmocka_unit_test(carry_fields),
+		cmocka_unit_test(feeder),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
