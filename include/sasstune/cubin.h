@@ -136,7 +136,8 @@ st_status st_cubin_set_ctrl(st_cubin *c, size_t k, size_t slot, const uint8_t wo
 st_status st_cubin_set_regs(st_cubin *c, size_t k, size_t slot, const uint8_t word[16], st_error *err);
 /* Predicate fields (plugin/cubin/preds.c, docs/cubin.md "Predicate fields"): the guard [15:12] of the
  * instruction now in `slot`, and on ISETP its op [75:74], destinations [83:81], [86:84] and combining
- * input [90:87]; any other change is refused (the sched pipe family).  set_branch: the PC-relative
+ * input [90:87], on IADD3/LEA the carry destination [83:81] and input [90:87]; any other change is
+ * refused (the sched pipe family).  set_branch: the PC-relative
  * branch now in `slot` names the instruction now in `target` instead (plugin/cubin/branch.c). */
 st_status st_cubin_set_preds(st_cubin *c, size_t k, size_t slot, const uint8_t word[16], st_error *err);
 st_status st_cubin_set_branch(st_cubin *c, size_t k, size_t slot, size_t target, st_error *err);

@@ -16,11 +16,12 @@
  * rename_enc.c, check_rename.c, rename_internal.h, rename_regs.c, check_regs.c, occupancy.c, the pipe family's
  * pipe.c, pipe_internal.h, pipe_live.c, pipe_find.c, pipe_apply.c, pipe_seq.c, pipe_timing.c/.h, pipe_enc.c and
  * plugin/cubin/preds.c, and its checker check_pipe.h, check_pipe.c, check_pipe_match.c, check_pipe_rules.c,
- * check_pipe_live.c, check_pipe_time.c, and form 2's check_pipe2.h, check_pipe2.c, check_pipe2_words.c,
+ * check_pipe_live.c, check_pipe_time.c, form 2's pipe2_internal.h, pipe2.c, pipe2_phi.c, pipe2_words.c,
+ * pipe2_find.c, pipe2_apply.c, pipe2_seq.c and its checker check_pipe2.h, check_pipe2.c, check_pipe2_words.c,
  * check_pipe2_rules.c, check_pipe2_fresh.c, check_pipe2_ctrl.c; plugin/sass:
  * latency.c, latency_tables.c, and since version 5 the operand decode operands.c, groups.c).  test_legality_version fails when those files change and
  * its recorded hash does not. */
-#define ST_LEGALITY_VERSION 8
+#define ST_LEGALITY_VERSION 9
 
 typedef struct st_sched st_sched;
 enum { ST_SCHED_WIDE = 1, ST_SCHED_NO_CTRL = 2, /* any non-fence insn may move; no control-code moves */

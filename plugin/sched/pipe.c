@@ -480,6 +480,22 @@ static bool group_waits(const pp_kern *x, const pp_group *g, pp_why *why)
 	return true;
 }
 
+/* P2 alone (form 2's Q2, pipe2.c): the loads, their closure and feeders, sorted; no P3-P6. */
+bool pp_group_close(const pp_kern *x, const pp_loop *L, const uint32_t *loads, size_t n, pp_group *g, pp_why *why)
+{
+	memset(g, 0, sizeof *g);
+	g->pred_from = g->pred_to = -1;
+	if (n == 0 || n > PP_MAX_LOADS)
+		return refuse(why, "P2", x->in[L->first].offset, "%zu loads (1..%d)", n, PP_MAX_LOADS);
+	for (size_t i = 0; i < n; i++) {
+		if (loads[i] < L->first || loads[i] >= L->bra || !is_ldg(&x->in[loads[i]]) || pp_is_load(g, loads[i]))
+			return refuse(why, "P2", loads[i] < x->n ? x->in[loads[i]].offset : 0, "not a global load of the loop");
+		g->loads[g->nloads++] = g->mem[g->nmem++] = loads[i];
+	}
+	qsort(g->loads, g->nloads, sizeof *g->loads, cmp_u32);
+	return closure(x, L, g, why);
+}
+
 bool pp_group_build(const pp_kern *x, const pp_loop *L, const uint32_t *loads, size_t n, pp_group *g, pp_why *why)
 {
 	memset(g, 0, sizeof *g);
@@ -501,3 +517,7 @@ bool pp_group_build(const pp_kern *x, const pp_loop *L, const uint32_t *loads, s
 			return false;
 	return rename_pred(x, L, g, why) && no_interference(x, L, g, why) && group_waits(x, g, why);
 }
+
+bool pp_is_ldg(const st_sass_insn *x) { return is_ldg(x); }
+bool pp_fixed_alu(const st_sass_insn *x) { return fixed_alu(x); }
+bool pp_feeder_ok(const pp_kern *x, const pp_loop *L, uint32_t u) { return feeder_ok(x, L, u); }

@@ -4,7 +4,7 @@
  * short (pipe_timing.c), reuse flags cleared on moved and copied instructions and wherever the next
  * instruction changed.  Everything is planned on the decoded kernel first, then written to a scratch
  * copy of the cubin, then to the cubin itself: all or nothing. */
-#include "pipe_timing.h"
+#include "pipe2_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -269,6 +269,12 @@ st_status st_pipe_apply(st_cubin *c, const char *kernel, const st_sass_opts *o, 
 {
 	if (n == 0)
 		return ST_OK;
+	for (size_t l = 1; l < n; l++)
+		if ((cands[l].form == 2) != (cands[0].form == 2))
+			return st_error_set(err, ST_EILLEGAL, "pipe Q12: 0x%x: a rewrite is all form 1 or all form 2",
+					    cands[l].header);
+	if (cands[0].form == 2)
+		return pq_apply(c, kernel, o, cands, n, err); /* pipe2_apply.c */
 	pa_plan P = {0};
 	st_sass_kernel *k;
 	st_status rc = pp_open(c, kernel, o, &k, &P.x, err);

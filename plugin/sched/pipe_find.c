@@ -36,6 +36,9 @@ static void to_cand(const pp_kern *x, const pp_loop *L, const pp_group *g, st_pi
 	c->npeel = g->nmem + g->nfeed;
 	c->pred_from = g->pred_from;
 	c->pred_to = g->pred_to;
+	c->form = 1;
+	c->sb = -1;
+	c->regs_before = c->regs_after = (uint16_t)(x->c ? st_cubin_regcount(x->c, x->ki) : 0);
 }
 
 static bool fits(const pp_kern *x, const pp_group *g)
@@ -159,10 +162,15 @@ void st_pipe_cands_free(st_pipe_cand *c) { free(c); }
 
 int st_pipe_describe(const st_pipe_cand *c, char *buf, size_t n)
 {
-	int w = snprintf(buf, n, "loop 0x%x: %u load%s", c->header, c->nloads, c->nloads == 1 ? "" : "s");
+	int w = snprintf(buf, n, "loop 0x%x: %s%u load%s", c->header, c->form == 2 ? "prefetch " : "", c->nloads,
+			 c->nloads == 1 ? "" : "s");
 	for (uint32_t i = 0; i < c->nloads; i++)
 		w += snprintf(buf + (w < (int)n ? w : (int)n), (size_t)w < n ? n - (size_t)w : 0, "%s0x%x", i ? "," : " ",
 			      c->loads[i]);
+	if (c->form == 2)
+		return w + snprintf(buf + (w < (int)n ? w : (int)n), (size_t)w < n ? n - (size_t)w : 0,
+				    ", %u members, %u inserted, %u -> %u registers", c->nmembers,
+				    c->npeel + c->nhand + 2u, c->regs_before, c->regs_after);
 	w += snprintf(buf + (w < (int)n ? w : (int)n), (size_t)w < n ? n - (size_t)w : 0, ", %u members, %u peeled",
 		      c->nmembers, c->npeel);
 	if (c->pred_from >= 0)

@@ -54,11 +54,15 @@ typedef struct pp_why { const char *rule; uint32_t off; char msg[192]; } pp_why;
 
 bool pp_loop_at(const pp_kern *x, uint32_t b, pp_loop *L, pp_why *why);
 size_t pp_loop_loads(const pp_kern *x, const pp_loop *L, uint32_t *loads, size_t max);
+bool pp_group_close(const pp_kern *x, const pp_loop *L, const uint32_t *loads, size_t n, pp_group *g, pp_why *why);
 bool pp_group_build(const pp_kern *x, const pp_loop *L, const uint32_t *loads, size_t n, pp_group *g, pp_why *why);
 int64_t pp_guard_writer(const pp_kern *x, const pp_loop *L, uint32_t X); /* ISETP of load X's guard, -1 */
 bool pp_is_member(const pp_group *g, uint32_t i);
 bool pp_is_feeder(const pp_group *g, uint32_t i);
 bool pp_is_load(const pp_group *g, uint32_t i);
+bool pp_is_ldg(const st_sass_insn *x);   /* a global load with a register result (P1) */
+bool pp_fixed_alu(const st_sass_insn *x); /* fixed-latency ALU known to the tables, no scoreboard (P2) */
+bool pp_feeder_ok(const pp_kern *x, const pp_loop *L, uint32_t u); /* P3c */
 
 /* Predicate fields of sm_80..90 words (pipe_enc.c; docs/cubin.md "Predicate fields"). */
 enum { PP_OP_AND = 0, PP_OP_OR = 1, PP_OP_XOR = 2 };

@@ -1,5 +1,7 @@
 /* The GPU soundness campaign of family 3 form 1, the load-group rotation (docs/pipeline.md
- * "Form 1: rotation"), for one kernel at one launch (test/gpu/calls/session8-pipe.sh runs it on
+ * "Form 1: rotation"), or with --form 2 of form 2, the prefetch into fresh registers ("Form 2",
+ * candidates from st_pipe2_find with --regs N, the count raise judged by st_check_occupancy at the
+ * launch's block size too), for one kernel at one launch (test/gpu/calls/session8-pipe.sh runs it on
  * the layernorm fixtures at launches whose loops run 1, 3 and 4 passes).
  *
  * The family's moves are few (per loop: each load legal alone, and the largest legal set), so a
@@ -11,7 +13,7 @@
  * "stray_write".  Every failing candidate is kept under OUT_DIR/failures/.
  *
  * usage: soundness_pipe CUBIN LISTING LAUNCH.json OUT_DIR [--walks N] [--seed S] [--rotate R]
- *                       [--seconds T] [--dry-run 0|1]
+ *                       [--seconds T] [--dry-run 0|1] [--form 1|2] [--regs N]
  * --dry-run 1: no GPU (the walks, the rewrite and the checker only).
  * Writes OUT_DIR/summary.json; exit 3 when a walk failed or the checker refused a rewrite. */
 #include "sasstune/cubin.h"
@@ -34,7 +36,7 @@ static const char *const res_name[NRES] = {"ok", "mismatch", "crash", "timeout",
 
 typedef struct pc {
 	const char *cubin_path, *listing, *launch_path, *out;
-	unsigned walks, rotate, seconds, dry;
+	unsigned walks, rotate, seconds, dry, form, regs;
 	unsigned long long seed;
 	st_cubin *orig;
 	st_launch *spec;
@@ -68,11 +70,11 @@ static int parse_args(int argc, char **argv, pc *p)
 {
 	if (argc < 5) {
 		fprintf(stderr, "usage: soundness_pipe CUBIN LISTING LAUNCH.json OUT_DIR [--walks N] [--seed S] "
-				"[--rotate R] [--seconds T] [--dry-run 0|1]\n");
+				"[--rotate R] [--seconds T] [--dry-run 0|1] [--form 1|2] [--regs N]\n");
 		return 2;
 	}
 	p->cubin_path = argv[1], p->listing = argv[2], p->launch_path = argv[3], p->out = argv[4];
-	p->walks = 1000, p->rotate = 25, p->seed = 1;
+	p->walks = 1000, p->rotate = 25, p->seed = 1, p->form = 1;
 	for (int i = 5; i + 1 < argc; i += 2) {
 		unsigned long v = strtoul(argv[i + 1], NULL, 0);
 		if (!strcmp(argv[i], "--walks"))
@@ -85,6 +87,10 @@ static int parse_args(int argc, char **argv, pc *p)
 			p->seconds = (unsigned)v;
 		else if (!strcmp(argv[i], "--dry-run"))
 			p->dry = (unsigned)v;
+		else if (!strcmp(argv[i], "--form") && (v == 1 || v == 2))
+			p->form = (unsigned)v;
+		else if (!strcmp(argv[i], "--regs"))
+			p->regs = (unsigned)v;
 		else {
 			fprintf(stderr, "soundness_pipe: unknown option %s\n", argv[i]);
 			return 2;
@@ -108,7 +114,8 @@ static int setup(pc *p, st_error *err)
 		return die(p->launch_path, err);
 	p->kname = st_launch_kernel(p->spec);
 	p->so.listing = p->listing;
-	if (st_pipe_find(p->orig, p->kname, &p->so, &p->cands, &p->ncand, err))
+	if (p->form == 2 ? st_pipe2_find(p->orig, p->kname, &p->so, p->regs, &p->cands, &p->ncand, err)
+			 : st_pipe_find(p->orig, p->kname, &p->so, &p->cands, &p->ncand, err))
 		return die("st_pipe_find", err);
 	if (p->ncand > MAXC)
 		p->ncand = MAXC;
@@ -186,6 +193,13 @@ static int one_walk(pc *p, unsigned w, st_error *err)
 	st_error cerr = {0}, verr = {0};
 	if (st_check_kernel(p->orig, cand, p->kname, &p->so, NULL, NULL, &nbad, &cerr) && !nbad)
 		nbad = 1; /* the checker could not judge it: counted as a refusal */
+	unsigned grid[3], block[3], shared;
+	size_t nocc = 0;
+	st_launch_dims(p->spec, grid, block, &shared);
+	if (p->form == 2 && st_check_occupancy(p->orig, cand, p->kname, block[0] * block[1] * block[2], shared, 0, NULL,
+					       NULL, &nocc, &cerr) && !nocc)
+		nocc = 1;
+	nbad += nocc;
 	p->checker_refused += nbad != 0;
 	st_session_info before = {0}, after = {0};
 	size_t cs;
@@ -224,11 +238,11 @@ static unsigned summary(pc *p, unsigned walks)
 	for (int r = 1; r < NRES; r++)
 		fails += p->counts[r];
 	n += (size_t)snprintf(buf + n, sizeof buf - n,
-			      "{\"cubin\": \"%s\", \"launch\": \"%s\", \"kernel\": \"%s\", \"device\": \"%s\", \"walks\": %u, "
+			      "{\"cubin\": \"%s\", \"form\": %u, \"launch\": \"%s\", \"kernel\": \"%s\", \"device\": \"%s\", \"walks\": %u, "
 			      "\"walks_planned\": %u, \"seed\": %llu, \"sessions\": %u, \"deterministic\": %s, \"dry_run\": %u, "
 			      "\"loops\": %zu, \"candidates\": [%s], \"distinct_rewrites\": %u, \"loads_moved\": %u, "
 			      "\"peel_slots\": %u, \"checker_refused\": %u, \"contaminations\": %u, \"seconds\": %.1f, \"results\": {",
-			      p->cubin_path, p->launch_path, p->kname, p->device, walks, p->walks, p->seed, p->sessions,
+			      p->cubin_path, p->form, p->launch_path, p->kname, p->device, walks, p->walks, p->seed, p->sessions,
 			      p->deterministic ? "true" : "false", p->dry, p->nloop, cl, p->combos, p->loads_moved, p->peel_slots,
 			      p->checker_refused, p->contaminations, now() - p->t0);
 	for (int r = 0; r < NRES; r++)

@@ -33,10 +33,12 @@ static const char *const rule_files[] = {
 	"plugin/sched/check_pipe_rules.c", "plugin/sched/check_pipe_live.c", "plugin/sched/check_pipe_time.c",
 	"plugin/sched/check_pipe2.h", "plugin/sched/check_pipe2.c", "plugin/sched/check_pipe2_words.c",
 	"plugin/sched/check_pipe2_rules.c", "plugin/sched/check_pipe2_fresh.c", "plugin/sched/check_pipe2_ctrl.c",
+	"plugin/sched/pipe2_internal.h", "plugin/sched/pipe2.c", "plugin/sched/pipe2_phi.c", "plugin/sched/pipe2_words.c",
+	"plugin/sched/pipe2_find.c", "plugin/sched/pipe2_apply.c", "plugin/sched/pipe2_seq.c",
 };
 
-#define RECORDED_VERSION 8
-#define RECORDED_HASH "c51bc304970c58472babf7313495bd2c1d01ef3678cfa9189de6575fb386d2a8"
+#define RECORDED_VERSION 9
+#define RECORDED_HASH "bd282e9af9190c6000cfd632a8e915ed7f3d85245d65188ccb885efae10e668a"
 
 /* SHA-256 over "<path>\n<SHA-256 of the file>\n" for each file, in order. */
 static void rules_hash(char out[65])
