@@ -15,8 +15,9 @@
  * only), always followed by its effect as "field" objects: register field d/a/b/c (bytes 2, 3, 4,
  * 8 of the word) of the instruction then in slot j becomes r (what an unchecked apply writes).
  * {"regcount": n} (last, after renames above the kernel's count): its register count becomes n.
- * "pipe": family 3 form 1 rotations (st_pipe_cand.header/.loads: byte offsets in the original kernel,
- * multiples of 16, 1..8 loads, one entry per loop); a kernel holding them holds nothing else.
+ * "pipe": family 3 rewrites (st_pipe_cand.header/.loads: byte offsets in the original kernel,
+ * multiples of 16, 1..8 loads, one entry per loop): form 1 rotations, or with "form": 2, "regs": N
+ * prefetches into fresh registers (up to N); a kernel holding them holds nothing else.
  * Every field is checked; unknown keys are errors, so a later form is never half-applied by an
  * older reader. */
 #ifndef SASSTUNE_SCHEDULE_H
@@ -56,6 +57,8 @@ int st_schedule_is_permutation(const st_schedule *s, size_t i);
 /* Kernel i's rotations: entry j's loop (header), loads[0..*n); ST_EINVAL when i or j is out of range. */
 size_t st_schedule_pipe_count(const st_schedule *s, size_t i);
 st_status st_schedule_pipe_at(const st_schedule *s, size_t i, size_t j, uint32_t *header, uint32_t loads[8], size_t *n);
+/* Its form (1 rotation, 2 prefetch) and, for form 2, its register limit (0: the kernel's count). */
+st_status st_schedule_pipe_form(const st_schedule *s, size_t i, size_t j, unsigned *form, unsigned *regs);
 
 /* Building a schedule (a kernel holds swaps and control edits, a permutation, or rotations). */
 st_status st_schedule_new(st_schedule **out, st_error *err);
@@ -68,13 +71,16 @@ st_status st_schedule_add_regcount(st_schedule *s, const char *kernel, unsigned 
 st_status st_schedule_set_permutation(st_schedule *s, const char *kernel, const uint32_t *perm, size_t n,
 				      st_error *err);
 st_status st_schedule_add_pipe(st_schedule *s, const char *kernel, uint32_t header, const uint32_t *loads, size_t n,
-			       st_error *err);
+			       st_error *err); /* form 1 */
+st_status st_schedule_add_pipe_form(st_schedule *s, const char *kernel, unsigned form, unsigned regs, uint32_t header,
+				    const uint32_t *loads, size_t n, st_error *err);
 /* The schedule as JSON text (malloc'ed, NUL-terminated); NULL when out of memory. */
 char *st_schedule_to_json(const st_schedule *s);
 
 /* Apply every kernel's moves to c, unchecked (`rewrite --unchecked`; st_sched_rewrite checks).  All or
- * nothing: unknown kernels and bad moves leave c as it was.  Rotations go through st_pipe_make and
- * st_pipe_apply (their rules re-checked), decoding with default st_sass_opts: nvdisasm found at run time. */
+ * nothing: unknown kernels and bad moves leave c as it was.  Rotations and prefetches go through
+ * st_pipe_make / st_pipe2_make and st_pipe_apply (their rules re-checked), decoding with default
+ * st_sass_opts: nvdisasm found at run time. */
 st_status st_schedule_apply(const st_schedule *s, st_cubin *c, st_error *err);
 
 #endif

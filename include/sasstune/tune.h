@@ -71,9 +71,9 @@ typedef struct st_tune_result {
 	char aim[256];                       /* "off", "file", "auto", or "auto: off (why)" */
 	double aim_ms;                       /* what getting the profile cost (counted in the budget) */
 	double aim_hot_share;                /* the profile's share of waits a schedule can address */
-	/* Family 3 form 1 (docs/tune.md "The pipe alternative"): "off", or what the rotation
-	 * alternative found, and on the GPU how it timed and whether it was kept ("kept": the output is
-	 * the rotation, schedule_json holds "pipe", model_ratio is 0: the cost model does not rate it). */
+	/* Family 3 (docs/tune.md "The pipe alternatives"): "off", or per form ("form 1: ...; form 2: ...")
+	 * what its alternative found, and on the GPU how it timed and whether it was kept ("form N kept":
+	 * the output is that rewrite, schedule_json holds "pipe", model_ratio is 0). */
 	char pipe[512];
 } st_tune_result;
 void st_tune_result_free(st_tune_result *r);

@@ -281,7 +281,7 @@ static int tune_spec(st_plugin_result *r, const struct run_ctx *c, st_launch *sp
 	st_tune_result tr;
 	st_error err = {0};
 	st_status rc = st_tune(&k, &o, NULL, &tr, &err);
-	if (rc == ST_OK && strstr(tr.pipe, "rotated")) /* the pipe family had a candidate (docs/tune.md) */
+	if (rc == ST_OK && (strstr(tr.pipe, "rotated") || strstr(tr.pipe, "prefetched"))) /* family 3 had one */
 		pass_log(c->set, ST_LOG_INFO, "%s: pipe: %s", c->kernel, tr.pipe);
 	if (pick.cubin && (rc != ST_OK || !tr.confirmed)) {
 		finish_variant(r, c, &pick, budget, why_missed, rc == ST_OK ? tr.message : err.msg);

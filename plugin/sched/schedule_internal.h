@@ -8,10 +8,14 @@
 #include <cJSON.h>
 #include <stdbool.h>
 
-/* One rotation: the loop whose block starts at byte `header`, its loads[0..n) (1..8, distinct), all
- * byte offsets in the original kernel and multiples of 16 (st_pipe_cand.header/.loads). */
+/* One rewrite of family 3: the loop whose block starts at byte `header`, its loads[0..n) (1..8,
+ * distinct), all byte offsets in the original kernel and multiples of 16 (st_pipe_cand.header/.loads);
+ * form 1 (rotation) or 2 (prefetch into fresh registers, which may use up to `regs` registers; 0: the
+ * kernel's count). */
 typedef struct sched_pipe {
 	uint32_t header, n, loads[8];
+	uint8_t form;
+	uint16_t regs;
 } sched_pipe;
 
 typedef struct sched_kernel {

@@ -1,5 +1,5 @@
 /* Applying a schedule's "pipe" kernels (schedule_internal.h): each entry made a candidate by
- * st_pipe_make on the unmodified kernel (which re-checks every rule P1-P10), then one st_pipe_apply of
+ * st_pipe_make (form 1) or st_pipe2_make (form 2) on the unmodified kernel (which re-checks every rule), then one st_pipe_apply of
  * all of the kernel's entries; on the checked path (`sasstune rewrite`) the independent checker then
  * judges the result (st_check_kernel picks the pipe checker, padding slots having been used). */
 #include "schedule_internal.h"
@@ -20,9 +20,13 @@ st_status sp_apply_pipe(const st_schedule *s, size_t i, st_cubin *c, const st_sa
 	if (!cands)
 		return st_error_set(err, ST_ENOMEM, "out of memory");
 	st_status rc = ST_OK;
-	for (size_t j = 0; j < k->npipe && !rc; j++)
-		if ((rc = st_pipe_make(c, k->name, o, k->pipe[j].header, k->pipe[j].loads, k->pipe[j].n, &cands[j], err)))
+	for (size_t j = 0; j < k->npipe && !rc; j++) {
+		const sched_pipe *p = &k->pipe[j];
+		rc = p->form == 2 ? st_pipe2_make(c, k->name, o, p->regs, p->header, p->loads, p->n, &cands[j], err)
+				  : st_pipe_make(c, k->name, o, p->header, p->loads, p->n, &cands[j], err);
+		if (rc)
 			st_error_wrap(err, "kernels.%s.pipe[%zu]", k->name, j);
+	}
 	if (!rc && (rc = st_pipe_apply(c, k->name, o, cands, k->npipe, err)))
 		st_error_wrap(err, "kernels.%s.pipe", k->name);
 	free(cands);

@@ -1,7 +1,8 @@
-/* The pipe alternative inside st_tune (tune_pipe.h): built before the search, timed on the GPU
- * like the search's result, kept only when it holds and beats it. */
+/* The pipe alternatives inside st_tune (tune_pipe.h): built before the search (form 1, then form
+ * 2), timed on the GPU like the search's result, the faster held one kept only when it beats it. */
 #include "tune_internal.h"
 #include "tune_pipe.h"
+#include "sasstune/occupancy.h"
 #include "sasstune/sched.h"
 
 #include <stdio.h>
@@ -18,20 +19,23 @@ static double now_s(void)
 
 void st_tune_pipe_alt_free(st_tune_pipe_alt *a)
 {
-	st_tune_pipe_free(&a->p);
-	free(a->verification_json);
-	a->verification_json = NULL;
+	for (int f = 0; f < 2; f++) {
+		st_tune_pipe_free(&a->f[f].p);
+		free(a->f[f].verification_json);
+		a->f[f].verification_json = NULL;
+	}
 }
 
 /* The verification record of a timed alternative (the search's has the same estimate fields). */
-static st_status record(st_tune_pipe_alt *a, const st_estimate *e, st_error *err)
+static st_status record(st_tune_pipe_one *a, const st_estimate *e, st_error *err)
 {
-	char v[512];
+	char v[560];
 	snprintf(v, sizeof v,
-		 "{\"alternative\": \"pipe\", \"loops\": %zu, \"loads\": %zu, \"fresh_sets\": %u, \"fresh\": \"%s\", "
+		 "{\"alternative\": \"pipe\", \"form\": %d, \"registers\": [%u, %u], \"loops\": %zu, \"loads\": %zu, "
+		 "\"fresh_sets\": %u, \"fresh\": \"%s\", "
 		 "\"checker\": \"ok\", \"confirm_pairs\": %u, \"estimate\": \"fresh-session\", \"estimate_sample_us\": %g, "
 		 "\"estimate_reps\": %u, \"estimate_contaminations\": %u, \"stray_write\": %s}",
-		 a->p.loops, a->p.loads, e->info.verify_sets, e->verdict == ST_OK ? "ok" : st_status_str(e->verdict),
+		 a->p.form, a->p.regs_before, a->p.regs_after, a->p.loops, a->p.loads, e->info.verify_sets, e->verdict == ST_OK ? "ok" : st_status_str(e->verdict),
 		 e->t.n, e->sample_us, e->t.reps, e->info.contaminations, e->info.last_stray ? "true" : "false");
 	if (!(a->verification_json = strdup(v)))
 		return st_error_set(err, ST_ENOMEM, "out of memory");
@@ -40,7 +44,7 @@ static st_status record(st_tune_pipe_alt *a, const st_estimate *e, st_error *err
 
 /* Time the built alternative against the input; a->held and r->pipe say how it went. */
 static st_status time_it(const st_tune_kernel *k, const st_tune_opts *o, const st_search_opts *sopts,
-			 st_tune_pipe_alt *a, st_tune_result *r, st_error *err)
+			 st_tune_pipe_one *a, st_tune_result *r, st_error *err)
 {
 	st_estimate e;
 	st_status rc = st_tune_fresh_estimate(k, o, sopts->confirm_pairs, a->p.cubin, a->p.size, &e, err);
@@ -60,6 +64,42 @@ static st_status time_it(const st_tune_kernel *k, const st_tune_opts *o, const s
 	return ST_OK;
 }
 
+/* The register limit of a form-2 raise: the most that keep the launch's resident blocks (occupancy.h). */
+static void regs_rule(const st_tune_kernel *k, const st_cubin *c, const char *kname, const st_tune_opts *o,
+		      st_tune_pipe_regs *rg)
+{
+	unsigned grid[3], block[3], dyn = 0;
+	memset(rg, 0, sizeof *rg);
+	rg->allow_drop = o->allow_occupancy_drop;
+	if (!k->launch)
+		return;
+	st_launch_dims(k->launch, grid, block, &dyn);
+	rg->threads = block[0] * block[1] * block[2];
+	rg->dyn_shared = dyn;
+	size_t ki = st_cubin_find_kernel(c, kname);
+	unsigned regs = ki == ST_CUBIN_NONE ? 0 : st_cubin_regcount(c, ki);
+	if (rg->threads && regs)
+		rg->limit = st_occupancy_max_regs(regs, rg->threads, st_cubin_static_shared(c, ki) + dyn, rg->allow_drop);
+}
+
+/* Build (and time) the alternative of one form; its account appended to r->pipe. */
+static st_status one(const st_tune_kernel *k, const st_cubin *c, const char *kname, const st_sass_opts *so,
+		     const st_sass_kernel *sk, const st_tune_opts *o, const st_search_opts *sopts,
+		     const st_tune_pipe_regs *rg, int form, st_tune_pipe_one *a, st_tune_result *r, st_error *err)
+{
+	st_status rc = st_tune_pipe_build(c, kname, so, sk, form, rg, &a->p, err);
+	if (rc)
+		return rc;
+	size_t n = strlen(r->pipe);
+	snprintf(r->pipe + n, sizeof r->pipe - n, "%sform %d: %s", n ? "; " : "", form, a->p.note);
+	n = strlen(r->pipe);
+	if (a->p.cubin && o->reward != ST_REWARD_GPU)
+		snprintf(r->pipe + n, sizeof r->pipe - n, "; not timed (the cost model does not rate family 3 rewrites): not kept");
+	else if (a->p.cubin)
+		rc = time_it(k, o, sopts, a, r, err);
+	return rc;
+}
+
 st_status st_tune_pipe_alt_open(const st_tune_kernel *k, const st_cubin *c, const char *kname, const st_sass_opts *so,
 				const st_sass_kernel *sk, const st_tune_opts *o, st_search_opts *sopts, st_tune_pipe_alt *a, st_tune_result *r,
 				st_error *err)
@@ -68,28 +108,29 @@ st_status st_tune_pipe_alt_open(const st_tune_kernel *k, const st_cubin *c, cons
 	snprintf(r->pipe, sizeof r->pipe, "off");
 	if (!(o->sched_flags & ST_SCHED_PIPE))
 		return ST_OK;
+	r->pipe[0] = 0;
 	double t0 = now_s();
-	st_status rc = st_tune_pipe_build(c, kname, so, sk, &a->p, err);
+	st_tune_pipe_regs rg;
+	regs_rule(k, c, kname, o, &rg);
+	st_status rc = ST_OK;
+	for (int f = 0; f < 2 && !rc; f++)
+		rc = one(k, c, kname, so, sk, o, sopts, &rg, f + 1, &a->f[f], r, err);
 	if (rc)
 		return rc;
-	snprintf(r->pipe, sizeof r->pipe, "%s", a->p.note);
-	size_t n = strlen(r->pipe);
-	if (a->p.cubin && o->reward != ST_REWARD_GPU)
-		snprintf(r->pipe + n, sizeof r->pipe - n, "; not timed (the cost model does not rate rotations): not kept");
-	else if (a->p.cubin && (rc = time_it(k, o, sopts, a, r, err)))
-		return rc;
 	/* the search gets what is left, at least a second (as after the aim): finding candidates reads
-	 * the decoded kernel; building, checking and timing a rotation cost decodes and a session */
+	 * the decoded kernel; building, checking and timing a rewrite cost decodes and a session */
 	double spent = now_s() - t0;
 	if (sopts->seconds > 0)
 		sopts->seconds = sopts->seconds - spent > 1 ? sopts->seconds - spent : 1;
 	return ST_OK;
 }
 
-st_status st_tune_pipe_alt_take(st_tune_pipe_alt *a, int ok, st_tune_result *r, st_error *err)
+st_status st_tune_pipe_alt_take(st_tune_pipe_alt *all, int ok, st_tune_result *r, st_error *err)
 {
 	(void)err;
-	if (!a->held)
+	st_tune_pipe_one *a = all->f[1].held && (!all->f[0].held || all->f[1].est.ratio > all->f[0].est.ratio)
+				      ? &all->f[1] : all->f[0].held ? &all->f[0] : NULL;
+	if (!a)
 		return ST_OK;
 	size_t n = strlen(r->pipe);
 	if (ok && r->confirmed && r->best.ratio >= a->est.ratio) {
@@ -109,11 +150,12 @@ st_status st_tune_pipe_alt_take(st_tune_pipe_alt *a, int ok, st_tune_result *r, 
 	r->improved = r->confirmed = 1;
 	r->best = a->est;
 	r->model_ratio = 0;
-	snprintf(r->pipe + n, sizeof r->pipe - n, "; kept%s", ok ? " (faster than the search's schedule)" : "");
+	snprintf(r->pipe + n, sizeof r->pipe - n, "; form %d kept%s", a->p.form,
+		 ok ? " (faster than the search's schedule)" : "");
 	snprintf(r->message, sizeof r->message,
-		 "confirmed on the GPU: the pipe rotation (%zu loop%s, %zu load%s), %.4fx [%.4f, %.4f] over %u pairs in a "
+		 "confirmed on the GPU: the pipe %s (%zu loop%s, %zu load%s), %.4fx [%.4f, %.4f] over %u pairs in a "
 		 "fresh session, verified on fresh inputs, checked",
-		 a->p.loops, a->p.loops == 1 ? "" : "s", a->p.loads, a->p.loads == 1 ? "" : "s", r->best.ratio, r->best.lo,
-		 r->best.hi, r->best.pairs);
+		 a->p.form == 2 ? "prefetch" : "rotation", a->p.loops, a->p.loops == 1 ? "" : "s", a->p.loads,
+		 a->p.loads == 1 ? "" : "s", r->best.ratio, r->best.lo, r->best.hi, r->best.pairs);
 	return ST_OK;
 }

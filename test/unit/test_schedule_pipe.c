@@ -210,12 +210,57 @@ static void test_apply_rowsum(void **state)
 	st_test_kernel_close(&x);
 }
 
+/* Form 2 entries: "form": 2 and "regs" parsed, printed back, read by st_schedule_pipe_form; form 1
+ * prints neither key; a bad form or register limit is refused by name, in files and in the builder. */
+static void test_form2(void **state)
+{
+	(void)state;
+	const char *json = HEAD "{\"pipe\": [{\"loop\": 336, \"loads\": [464, 512], \"form\": 2, \"regs\": 24}, "
+			   "{\"form\": 1, \"loop\": 960, \"loads\": [1024]}]}}}";
+	st_schedule *s = st_test_schedule(json);
+	unsigned form = 0, regs = 9;
+	assert_int_equal(st_schedule_pipe_form(s, 0, 0, &form, &regs), ST_OK);
+	assert_int_equal(form, 2);
+	assert_int_equal(regs, 24);
+	assert_int_equal(st_schedule_pipe_form(s, 0, 1, &form, &regs), ST_OK);
+	assert_int_equal(form, 1);
+	assert_int_equal(regs, 0);
+	assert_int_equal(st_schedule_pipe_form(s, 0, 2, &form, &regs), ST_EINVAL);
+	char *text = st_schedule_to_json(s);
+	assert_string_equal(text, "{\"sasstune_schedule\": 1, \"kernels\": {\"k\": {\"pipe\": [{\"loop\": 336, \"loads\": "
+				  "[464, 512], \"form\": 2, \"regs\": 24}, {\"loop\": 960, \"loads\": [1024]}]}}}\n");
+	free(text);
+	st_schedule_free(s);
+	parse_bad(HEAD "{\"pipe\": [{\"loop\": 16, \"loads\": [32], \"form\": 3}]}}}", "kernels.k.pipe[0].form: expected 1");
+	parse_bad(HEAD "{\"pipe\": [{\"loop\": 16, \"loads\": [32], \"form\": \"2\"}]}}}", "kernels.k.pipe[0].form: expected");
+	parse_bad(HEAD "{\"pipe\": [{\"loop\": 16, \"loads\": [32], \"regs\": 24}]}}}",
+		  "kernels.k.pipe[0].regs: only form 2 takes a register limit");
+	parse_bad(HEAD "{\"pipe\": [{\"loop\": 16, \"loads\": [32], \"form\": 2, \"regs\": 256}]}}}",
+		  "kernels.k.pipe[0].regs: expected an integer 0..255");
+	parse_bad(HEAD "{\"pipe\": [{\"loop\": 16, \"loads\": [32], \"form\": 2, \"regs\": 2.5}]}}}",
+		  "kernels.k.pipe[0].regs: expected an integer");
+	parse_bad(HEAD "{\"pipe\": [{\"loop\": 16, \"loads\": [32], \"form\": 2, \"form\": 2}]}}}",
+		  "kernels.k.pipe[0]: repeated field \"form\"");
+	st_error err = {0};
+	assert_int_equal(st_schedule_new(&s, &err), ST_OK);
+	const uint32_t loads[1] = {32};
+	expect_einval(st_schedule_add_pipe_form(s, "k", 3, 0, 16, loads, 1, &err), &err, "form 3 (1 rotation, 2 prefetch)");
+	expect_einval(st_schedule_add_pipe_form(s, "k", 1, 24, 16, loads, 1, &err), &err, "register limit 24 (form 2 only");
+	expect_einval(st_schedule_add_pipe_form(s, "k", 2, 256, 16, loads, 1, &err), &err, "register limit 256");
+	assert_int_equal(st_schedule_add_pipe_form(s, "k", 2, 30, 16, loads, 1, &err), ST_OK);
+	text = st_schedule_to_json(s);
+	assert_non_null(strstr(text, "{\"loop\": 16, \"loads\": [32], \"form\": 2, \"regs\": 30}"));
+	free(text);
+	st_schedule_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_and_print),
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_build),
+		cmocka_unit_test(test_form2),
 		cmocka_unit_test(test_apply_rowsum),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -51,9 +51,9 @@ static void usage(FILE *out)
 		     "  -h, --help\n\n"
 		     "Neither the independent checker nor a GPU sees the rewrite here: `sasstune check CUBIN\n"
 		     "OUT` judges it, `sasstune rewrite CUBIN --schedule S.json` with {\"pipe\": [{\"loop\",\n"
-		     "\"loads\"}]} (as --json lists them, form 1 only; docs/cubin.md) applies and checks in one\n"
-		     "go, and `sasstune compare CUBIN OUT --launch L.json` checks its outputs bit for bit on\n"
-		     "a GPU and times the pair.\n\n"
+		     "\"loads\"}]} (as --json lists them; form 2 adds \"form\": 2, \"regs\": N; docs/cubin.md)\n"
+		     "applies and checks in one go, and `sasstune compare CUBIN OUT --launch L.json` checks\n"
+		     "its outputs bit for bit on a GPU and times the pair.\n\n"
 		     "exit status: 0 ok, 1 bad input or a refused candidate (the rule named), 2 usage error\n");
 }
 

@@ -23,23 +23,25 @@ static void usage(FILE *out)
 		     "non-fixed instruction may move, as `tune --wide`), so a schedule may swap what\n"
 		     "`sasstune moves` (default setting: memory instructions) does not list; `moves --wide`\n"
 		     "lists them all.  A permutation is judged as a whole by the independent checker\n"
-		     "(sasstune check).  Pipe rotations are made and applied as `sasstune pipe -o` does\n"
-		     "(rules P1-P10, docs/pipeline.md), then judged by the independent checker (with\n"
-		     "--unchecked: the rules only).  Printed per kernel: the swaps and control edits applied,\n"
-		     "and how many slots hold another instruction than before; or the rotations applied.\n\n"
+		     "(sasstune check).  Pipe rotations and prefetches are made and applied as `sasstune\n"
+		     "pipe [--form 2] -o` does (rules P1-P10, Q1-Q12, docs/pipeline.md), then judged by the\n"
+		     "independent checker (with --unchecked: the rules only).  Printed per kernel: the swaps\n"
+		     "and control edits applied, and how many slots hold another instruction than before; or\n"
+		     "the rotations or prefetches applied.\n\n"
 		     "schedule (docs/cubin.md):\n"
 		     "  {\"sasstune_schedule\": 1, \"kernels\": {\"KERNEL\": {\"swaps\": [i, ...]}}}\n"
 		     "  {\"sasstune_schedule\": 1, \"kernels\": {\"KERNEL\": {\"permutation\": [old slot for new slot 0, ...]}}}\n"
 		     "  {\"sasstune_schedule\": 1, \"kernels\": {\"KERNEL\": {\"moves\": [i, {\"slot\": i, \"stall\": s, \"yield\": y,\n"
 		     "     \"wbar\": w, \"rbar\": r, \"wait\": m, \"reuse\": u}, ...]}}}   swaps and control edits (docs/sched.md)\n"
 		     "  {\"sasstune_schedule\": 1, \"kernels\": {\"KERNEL\": {\"pipe\": [{\"loop\": OFF, \"loads\": [OFF, ...]}]}}}\n"
-		     "     family 3 form 1 rotations, as `sasstune pipe --json` lists them (docs/cubin.md)\n\n"
+		     "     family 3 form 1 rotations, as `sasstune pipe --json` lists them (docs/cubin.md); with\n"
+		     "     \"form\": 2, \"regs\": N in an entry, form 2 prefetches using up to N registers\n\n"
 		     "options:\n"
 		     "  --schedule S.json   the moves to apply\n"
 		     "  -o OUT              where to write the rewritten cubin (written atomically)\n"
 		     "  --listing F         the cubin's `nvdisasm -hex -c` listing (default: run nvdisasm)\n"
 		     "  --unchecked         apply the moves as written, without the legality model (for tests;\n"
-		     "                      pipe rotations still pass their rules, not the checker)\n"
+		     "                      pipe rewrites still pass their rules, not the checker)\n"
 		     "  -h, --help\n\n"
 		     "exit status: 0 written, 1 bad input or refused, 2 usage error\n");
 }
@@ -59,18 +61,27 @@ static st_status rewrite_checked(st_cubin **c, const st_schedule *s, const char 
 }
 
 /* "K: 1 rotation applied (loop 0x150: 2 loads 0x200,0x230) (checked by the pipe rules and the
- * independent checker)" */
+ * independent checker)"; form 2: "K: 1 prefetch applied (loop 0x150: 2 loads 0x1d0,0x200, up to 64
+ * registers) (...)" (st_pipe_apply refuses a kernel that mixes the forms before this prints). */
 static void pipe_summary(const st_schedule *s, size_t i, int unchecked)
 {
 	size_t np = st_schedule_pipe_count(s, i);
-	printf("%s: %zu rotation%s applied (", st_schedule_kernel_name(s, i), np, np == 1 ? "" : "s");
+	unsigned form = 1, regs = 0;
+	st_schedule_pipe_form(s, i, 0, &form, &regs);
+	printf("%s: %zu %s applied (", st_schedule_kernel_name(s, i), np,
+	       form == 2 ? (np == 1 ? "prefetch" : "prefetches") : (np == 1 ? "rotation" : "rotations"));
 	for (size_t j = 0; j < np; j++) {
 		uint32_t h, loads[8];
 		size_t n = 0;
 		st_schedule_pipe_at(s, i, j, &h, loads, &n);
+		st_schedule_pipe_form(s, i, j, &form, &regs);
 		printf("%sloop 0x%x: %zu load%s ", j ? "; " : "", h, n, n == 1 ? "" : "s");
 		for (size_t m = 0; m < n; m++)
 			printf("%s0x%x", m ? "," : "", loads[m]);
+		if (form == 2 && regs)
+			printf(", up to %u registers", regs);
+		else if (form == 2)
+			printf(", at the kernel's register count");
 	}
 	printf(") (%s)\n", unchecked ? "checked by the pipe rules only: --unchecked skips the independent checker"
 				      : "checked by the pipe rules and the independent checker");

@@ -1,94 +1,151 @@
 #!/usr/bin/env bash
-# Session 10, GPU call "pipe2" (a few minutes on the H200 after the build): the first GPU run of family 3
-# form 2, prefetch into fresh registers (docs/pipeline.md "Form 2: prefetch into fresh registers",
-# `sasstune pipe --form 2 --regs 64`).  For each pipe fixture (rowsum, rowsq f32/f16 b32, rowsq f32 b128)
-# and each of its form-2 candidates (each load alone and the largest set) it
-#   1. writes the rewrite (`sasstune pipe --form 2 --regs 64 -o --loop --loads`) and records what the
-#      independent checker says of it (`sasstune check STOCK OUT`, informational);
-#   2. `sasstune compare STOCK OUT --launch` at launches whose loop runs 0..3 passes and many passes
-#      (rowsum: N = 32, 96, 160, 4096, 4128; rowsq: launch-n1, launch-n3, launch, launch-bench):
-#      every buffer bit for bit on fresh input sets, then the paired timing (B/A < 1: faster); the
-#      largest candidate gets PAIRS_BIG pairs (default 200), the single loads PAIRS (default 20);
-#   3. the soundness campaign (test/gpu/soundness_pipe.c --form 2 --regs 64, WALKS=200 walks per
-#      fixture and launch, 11 in parallel at most PAR=8, each under CAMPAIGN_S=150 s).
-#   bash test/gpu/calls/session10-pipe2.sh
-# Device tool: carry [".deps"].  $OUT: pipe2.md (the table), pipe2.jsonl (one record per run: compare's
-# JSON or its error), check.txt (the checker on each rewrite), cands.txt, campaign/<fixture.launch>/
-# summary.json and campaign.txt, build.log.
+# Session 10, GPU call "pipe2": the first GPU runs of family 3 form 2, the prefetch of the next pass's
+# loads into fresh registers (docs/pipeline.md "Form 2: prefetch into fresh registers",
+# `sasstune pipe --form 2 --regs 64`), on the fixtures where family 3 has candidates
+# (test/fixtures/pipe: rowsum, rowsq f32/f16 b32, rowsq f32 b128; the Triton and bench kernels have
+# none).  PARTS picks what runs (two calls of ten minutes: PARTS=campaign, then PARTS="timing tune"):
+#   campaign  the soundness campaign (test/gpu/soundness_pipe.c --form 2 --regs 64): per walk a random
+#             choice among the form-2 candidates (per loop none or one, at least one), st_pipe_apply,
+#             the independent checker and the occupancy rule of the raised count, then bit-for-bit
+#             verification against stock on fresh inputs (a new input set every 25 walks) with the
+#             reference integrity check; at launches whose loop runs 0, 1, 3 and many passes;
+#             WALKS_FX (default 1,000) walks per fixture, spread over its launches.
+#   timing    `sasstune compare STOCK OUT` (PAIRS pairs, default 400, paired and interleaved; B/A < 1:
+#             the rewrite is faster) of each fixture's largest form-2 rewrite (`pipe --form 2 --regs 64
+#             --all`) and, for reference in the same run, of its form-1 rotation (`pipe --all`), at
+#             long rows (8192 x 4096, 8192 x 16384, 1024 x 131072).
+#   tune      `sasstune tune` (greedy, seed 1, BUDGET=20s, the default families: pipe builds both
+#             forms' alternative and times each against stock) on each fixture, then every output
+#             that differs from stock re-measured apart from the tuner (compare, 400 pairs).
+#   PARTS=campaign bash test/gpu/calls/session10-pipe2.sh       (device tool, carry [".deps"])
+# $OUT: campaign/<fixture.launch>/summary.json, campaign.txt; timing.jsonl, timing.md, pipe.log;
+# tune/<fixture>.{json,err,schedule.json,compare.json}, pipe-tune.md; build.log.
 cd "$(dirname "$0")/../../.."
 source test/gpu/calls/parts.sh   # OUT, T0, the device set-up, build-gpu
 export SASSTUNE_WORKER=$PWD/build-gpu/sasstune-worker
 S=$PWD/build-gpu/sasstune
+P=test/fixtures/pipe
 W=/tmp/s10pipe2; rm -rf $W; mkdir -p $W
-: > "$OUT/pipe2.jsonl"; : > "$OUT/check.txt"; : > "$OUT/cands.txt"
-rowsum_launch() { # $1 N -> the row sum launch at 256 rows of N
-  python3 - test/fixtures/pipe/rowsum_f32_256x4096/launch.json "$1" <<'PY'
+PARTS=" ${PARTS:-campaign timing tune} "
+FIXTURES="rowsum_f32_256x4096 rowsq_f32_b32_w1 rowsq_f16_b32_w1 rowsq_f32_b128_w1"
+# launch NAME FIXTURE ROWS N: a copy of the fixture's launch.json with ROWS rows of N values
+launch() {
+  python3 - "$P/$2/launch.json" "$3" "$4" > "$W/$1.json" <<'PY'
 import json, sys
-spec, n = json.load(open(sys.argv[1])), int(sys.argv[2])
-spec["params"][0]["bytes"] = 256 * n * 4
-spec["params"][2]["value"] = n
+spec, m, n = json.load(open(sys.argv[1])), int(sys.argv[2]), int(sys.argv[3])
+i32 = [p for p in spec["params"] if p.get("kind") == "i32"]
+esize = spec["params"][0]["bytes"] // (spec["grid"][0] * i32[-1]["value"])
+spec["grid"][0] = m
+spec["params"][0]["bytes"] = m * n * esize
+spec["params"][1]["bytes"] = m * 4
+for p in i32:
+    p["value"] = n      # N (and the stride, where there is one)
 print(json.dumps(spec))
 PY
 }
-for n in 32 96 160 4096 4128; do rowsum_launch $n > $W/rowsum.$n.json; done
-for fx in rowsum_f32_256x4096 rowsq_f32_b32_w1 rowsq_f16_b32_w1 rowsq_f32_b128_w1; do
-  F=test/fixtures/pipe/$fx
-  if [ $fx = rowsum_f32_256x4096 ]; then launches="$W/rowsum.32.json $W/rowsum.96.json $W/rowsum.160.json $W/rowsum.4096.json $W/rowsum.4128.json"
-  else launches="$F/launch-n1.json $F/launch-n3.json $F/launch.json $F/launch-bench.json"; fi
-  $S pipe $F/sm_90.cubin --listing $F/sm_90.sass --form 2 --regs 64 --json > $W/$fx.cands.json || exit 1
-  python3 -c "
-import json,sys
-c=json.load(open('$W/$fx.cands.json'))
-for i,x in enumerate(c): print(i, len(c)-1, hex(x['loop']), ','.join(hex(l) for l in x['loads']))" > $W/$fx.list
-  cat $W/$fx.list | sed "s/^/$fx /" >> "$OUT/cands.txt"
-  while read -r i last loop loads; do
-    out=$W/$fx.$i.cubin
-    $S pipe $F/sm_90.cubin --listing $F/sm_90.sass --form 2 --regs 64 -o $out --loop $loop --loads $loads > $W/p.txt 2>&1 \
-      || { echo "$fx $loads: $(cat $W/p.txt)"; continue; }
-    echo "== $fx $loads" >> "$OUT/check.txt"
-    $S check $F/sm_90.cubin $out --listing $F/sm_90.sass --launch $F/launch.json >> "$OUT/check.txt" 2>&1
-    echo "rc=$?" >> "$OUT/check.txt"
-    pairs=${PAIRS:-20}; [ "$i" = "$last" ] && pairs=${PAIRS_BIG:-200}
-    for l in $launches; do
-      timeout 120 $S compare $F/sm_90.cubin $out --launch $l --pairs $pairs --json > $W/c.json 2> $W/c.err
-      rc=$?
-      python3 test/gpu/calls/compare_record.py record "$rc" $W/c.json $W/c.err fixture=$fx loads=$loads \
-        launch=$(basename $l .json) >> "$OUT/pipe2.jsonl"
-      tail -n 1 "$OUT/pipe2.jsonl" | cut -c1-240
-    done
-  done < $W/$fx.list
-done
-python3 test/gpu/calls/compare_record.py table "$OUT/pipe2.jsonl" fixture=fixture loads=loads launch=launch \
-  > "$OUT/pipe2.md"
-cat "$OUT/pipe2.md"
-echo "compares done at $(( $(date +%s) - T0 ))s"
-# 3. the soundness campaign with --form 2 (test/gpu/soundness_pipe.c): per walk a random choice among
-#    the candidates, st_pipe_apply, the checker (and the occupancy rule of the raise), bit-for-bit
-#    verification with fresh inputs every 25 walks, at the fixtures' 1-pass, 3-pass and long launches.
+if [[ $PARTS == *" campaign "* ]]; then
 cache() { sed -n "s/^$1:[A-Z]*=//p" build-gpu/CMakeCache.txt; }
 gcc -O2 -std=c11 -D_GNU_SOURCE -Iinclude -Iplugin -I"$(cache CJSON_INCLUDE_DIR)" -I"$(cache LIBELF_INCLUDE_DIR)" \
   test/gpu/soundness_pipe.c build-gpu/libsasstune_static.a "$(cache LIBELF_LIBRARY)" "$(cache CJSON_LIBRARY)" \
   $(cache ZLIB_LIBRARY) -ldl -lm -lpthread -o build-gpu/soundness_pipe >> "$OUT/build.log" 2>&1 ||
   { tail -n 20 "$OUT/build.log"; exit 1; }
+# the row sum at 256 rows of N: 32 (the loop does not run), 160 (1 pass), 416 (3 and a tail), 4096 (32)
+for n in 32 160 416 4096; do launch rowsum.$n rowsum_f32_256x4096 256 $n; done
+JOBS=()
+for fx in $FIXTURES; do
+  if [ $fx = rowsum_f32_256x4096 ]; then ls="$W/rowsum.32.json $W/rowsum.160.json $W/rowsum.416.json $W/rowsum.4096.json"
+  else ls="$P/$fx/launch-n1.json $P/$fx/launch-n3.json $P/$fx/launch.json"; fi
+  set -- $ls; per=$(( (${WALKS_FX:-1000} + $# - 1) / $# ))
+  for l in $ls; do JOBS+=("$fx $l $per"); done
+done
 mkdir -p "$OUT/campaign"
-for job in rowsum_f32_256x4096:$W/rowsum.160.json rowsum_f32_256x4096:$W/rowsum.4096.json \
-           rowsq_f32_b32_w1:launch-n1 rowsq_f32_b32_w1:launch-n3 rowsq_f32_b32_w1:launch \
-           rowsq_f16_b32_w1:launch-n1 rowsq_f16_b32_w1:launch-n3 rowsq_f16_b32_w1:launch \
-           rowsq_f32_b128_w1:launch-n1 rowsq_f32_b128_w1:launch-n3 rowsq_f32_b128_w1:launch; do
-  fx=${job%%:*}; l=${job#*:}; F=test/fixtures/pipe/$fx
-  case $l in /*) ;; *) l=$F/$l.json ;; esac
-  name=$fx.$(basename $l .json)
+for j in "${JOBS[@]}"; do
+  set -- $j
+  name=$1.$(basename $2 .json)
   while [ "$(jobs -rp | wc -l)" -ge "${PAR:-8}" ]; do wait -n; done
   mkdir -p "$OUT/campaign/$name"
-  timeout "${CAMPAIGN_S:-150}" build-gpu/soundness_pipe $F/sm_90.cubin $F/sm_90.sass $l "$OUT/campaign/$name" \
-    --walks "${WALKS:-200}" --seed 10 --form 2 --regs 64 > /dev/null 2> "$OUT/campaign/$name/stderr.log" &
+  timeout "${CAMPAIGN_S:-240}" build-gpu/soundness_pipe $P/$1/sm_90.cubin $P/$1/sm_90.sass $2 "$OUT/campaign/$name" \
+    --walks $3 --seed 10 --form 2 --regs 64 > /dev/null 2> "$OUT/campaign/$name/stderr.log" &
 done
 wait
-for d in "$OUT"/campaign/*/; do
-  python3 -c "
-import json,sys
-s=json.load(open('$d/summary.json'))
-print('%-40s walks %4d  ok %4d  failed %d  checker refused %d  contaminations %d' % ('$(basename $d)', s['walks'],
-      s['results']['ok'], s['failed'], s['checker_refused'], s['contaminations']))" 2>/dev/null || echo "$(basename $d): no summary"
-done | tee "$OUT/campaign.txt"
-echo "done at $(( $(date +%s) - T0 ))s"
+python3 - "$OUT/campaign" > "$OUT/campaign.txt" <<'PY'
+import json, os, sys
+root, fx = sys.argv[1], {}
+for n in sorted(os.listdir(root)):
+    try:
+        s = json.load(open(os.path.join(root, n, "summary.json")))
+    except Exception as e:
+        print(f"{n}: no summary ({e}): {open(os.path.join(root, n, 'stderr.log')).read()[-300:]}"); continue
+    r = s["results"]
+    print(f"{n}: form {s.get('form')}, {s['walks']} walks, {s['distinct_rewrites']} distinct rewrites of "
+          f"{len(s['candidates'])} candidates, {s['sessions']} input sessions, results {r}, checker refused "
+          f"{s['checker_refused']}, deterministic={s['deterministic']}, {s['seconds']:.0f}s")
+    t = fx.setdefault(n.split(".")[0], [0, 0, 0, 0])
+    t[0] += s["walks"]; t[1] += s["failed"]; t[2] += s["checker_refused"]; t[3] += r.get("stray_write", 0)
+for k, t in fx.items():
+    print(f"{k}: {t[0]} walks, failed {t[1]} (stray writes {t[3]}), checker refused {t[2]}")
+print(f"total: {sum(t[0] for t in fx.values())} walks, failed {sum(t[1] for t in fx.values())}, "
+      f"checker refused {sum(t[2] for t in fx.values())}")
+PY
+cat "$OUT/campaign.txt"
+echo "campaign done at $(( $(date +%s) - T0 ))s"
+fi
+if [[ $PARTS == *" timing "* ]]; then
+: > "$OUT/timing.jsonl"
+for f in $FIXTURES; do
+  d=$P/$f
+  $S pipe $d/sm_90.cubin --listing $d/sm_90.sass --form 2 --regs 64 --all -o $W/$f.form2.cubin >> "$OUT/pipe.log" 2>&1
+  $S pipe $d/sm_90.cubin --listing $d/sm_90.sass --all -o $W/$f.form1.cubin >> "$OUT/pipe.log" 2>&1
+  for shape in "8192 4096" "8192 16384" "1024 131072"; do
+    set -- $shape; launch "$f.t$1x$2" "$f" "$1" "$2"
+    for form in form2 form1; do
+      [ -f $W/$f.$form.cubin ] || continue
+      timeout 120 $S compare $d/sm_90.cubin $W/$f.$form.cubin --launch $W/$f.t$1x$2.json --pairs "${PAIRS:-400}" \
+        --json > $W/c.json 2> $W/c.err
+      rc=$?
+      python3 test/gpu/calls/compare_record.py record "$rc" $W/c.json $W/c.err fixture="$f" form="$form" \
+        shape="$1x$2" >> "$OUT/timing.jsonl"
+      tail -n 1 "$OUT/timing.jsonl" | cut -c1-160
+    done
+  done
+done
+python3 test/gpu/calls/compare_record.py table "$OUT/timing.jsonl" fixture=fixture rewrite=form "rows x N=shape" \
+  > "$OUT/timing.md"
+cat "$OUT/timing.md"
+echo "timing done at $(( $(date +%s) - T0 ))s"
+fi
+[[ $PARTS == *" tune "* ]] || exit 0
+mkdir -p "$OUT/tune"
+for f in rowsum_f32_256x4096:launch.json rowsq_f32_b32_w1:launch-bench.json rowsq_f16_b32_w1:launch-bench.json \
+         rowsq_f32_b128_w1:launch.json; do
+  name=${f%%:*}; d=$P/$name; L=$d/${f##*:}
+  $S tune $d/sm_90.cubin --listing $d/sm_90.sass --launch $L --reward gpu --method greedy --seed 1 \
+    --budget "${BUDGET:-20s}" --quiet --json -o $W/$name.tuned.cubin \
+    --schedule-out $OUT/tune/$name.schedule.json > $OUT/tune/$name.json 2> $OUT/tune/$name.err
+  echo "== tune $name rc=$? at $(( $(date +%s) - T0 ))s"
+  if [ -f $W/$name.tuned.cubin ] && ! cmp -s $d/sm_90.cubin $W/$name.tuned.cubin; then
+    $S compare $d/sm_90.cubin $W/$name.tuned.cubin --launch $L --pairs 400 --sample-us 500 --json \
+      > $OUT/tune/$name.compare.json 2>> $OUT/tune/$name.err
+  fi
+done
+python3 - "$OUT/tune" > "$OUT/pipe-tune.md" <<'PY'
+import json, os, sys
+out = sys.argv[1]
+print("| kernel | tune: message | pipe | compare B/A [95 %] |")
+print("| --- | --- | --- | --- |")
+for name in ["rowsum_f32_256x4096", "rowsq_f32_b32_w1", "rowsq_f16_b32_w1", "rowsq_f32_b128_w1"]:
+    try:
+        t = json.load(open(os.path.join(out, f"{name}.json")))
+    except Exception as e:
+        print(f"| {name} | (no result: {e}) | | |"); continue
+    cp, cmpx = os.path.join(out, f"{name}.compare.json"), "stock kept"
+    if os.path.exists(cp):
+        try:
+            j = json.load(open(cp)); tm = j.get("timing", j)
+            cmpx = f"{tm['ratio']:.4f} [{tm['ci_lo']:.4f}, {tm['ci_hi']:.4f}]"
+        except Exception as e:
+            cmpx = f"(unreadable: {e})"
+    print(f"| {name} | {t.get('message')} | {t.get('pipe')} | {cmpx} |")
+PY
+cat "$OUT/pipe-tune.md"
+echo "all done at $(( $(date +%s) - T0 ))s"
