@@ -30,6 +30,7 @@ typedef struct cp2 {
 	cp2_loop *lp;
 	size_t nl;
 	unsigned regs_o, regs_t; /* register counts, original and tuned */
+	unsigned named_o;        /* the original's highest named GPR + 1; [named_o, regs_o) is ptxas's reserve */
 } cp2;
 
 /* Judge a rewrite that used padding as form 2 (check_pipe2.c): false when it does not line up as

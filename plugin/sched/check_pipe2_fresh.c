@@ -1,7 +1,10 @@
 /* The pipe form-2 checker's fresh names (docs/sched.md "Checker: pipe form 2"): phi injective onto
  * fresh registers (Q7), i' and Pf fresh and apart from phi's image (Q7), S' fresh (Q10), and the
  * register count (Q9).  Fresh: named by no instruction of B in the original and dead on B's exit
- * edge (own liveness), or a GPR at or above the original's register count. */
+ * edge (own liveness), or a GPR at or above the original's register count; never one of the
+ * registers ptxas counts above the original's highest named one (its reserve, 2 on every fixture;
+ * the first GPU run of form 2, whose rewrites wrote them, stopped with an illegal instruction), and
+ * a raised count keeps that reserve above the highest fresh register. */
 #include "check_pipe2.h"
 
 #include <stdio.h>
@@ -33,6 +36,11 @@ static bool fresh(const cp2 *q, const cp2_loop *l, unsigned f, unsigned i, char 
 		}
 	if (f == ST_RF_R && i >= q->regs_o)
 		return true;
+	if (f == ST_RF_R && i >= q->named_o) {
+		snprintf(why, wn, "in the reserve R%u..R%u the original counts above its highest named register", q->named_o,
+			 q->regs_o - 1);
+		return false;
+	}
 	size_t bx = (size_t)-1;
 	for (size_t b = 0; b < p->nb; b++)
 		if (p->bfirst[b] == lo->l + 1)
@@ -92,10 +100,28 @@ static void check_sb(cp2 *q, cp2_loop *l)
 	}
 }
 
+/* The original's highest named GPR + 1 (RZ aside). */
+static unsigned named_top(const cp *p)
+{
+	unsigned top = 0;
+	for (uint32_t w = 0; w < p->n; w++) {
+		const st_sass_insn *x = &p->in[w];
+		for (unsigned k = 0; k < x->ndefs + x->nuses; k++) {
+			const st_sass_reg *r = k < x->ndefs ? &x->defs[k] : &x->uses[k - x->ndefs];
+			if (r->file == ST_RF_R && r->index != 255 && (unsigned)r->index + r->count > top)
+				top = (unsigned)r->index + r->count;
+		}
+	}
+	return top;
+}
+
 void cp2_check_regs(cp2 *q)
 {
 	unsigned high = 0, hr = 0;
 	char why[160];
+	q->named_o = named_top(q->p);
+	if (q->named_o > q->regs_o)
+		q->named_o = q->regs_o;
 	for (size_t k = 0; k < q->nl; k++) {
 		cp2_loop *l = &q->lp[k];
 		check_image(q, l, ST_RF_R);
@@ -111,8 +137,10 @@ void cp2_check_regs(cp2 *q)
 		if (l->ip >= 0 && l->ip != 255 && (unsigned)l->ip + 1 > high)
 			high = (unsigned)l->ip + 1, hr = (unsigned)l->ip;
 	}
-	unsigned want = high > q->regs_o ? high : q->regs_o;
+	unsigned reserve = q->regs_o - q->named_o;
+	unsigned want = high > q->regs_o ? high + reserve : q->regs_o;
 	if (q->regs_t != want)
-		cp_flag(q->p, 0, "Q9", "register count %u, the rules want %u (the original's %u, the highest fresh register R%u)",
-			q->regs_t, want, q->regs_o, hr);
+		cp_flag(q->p, 0, "Q9",
+			"register count %u, the rules want %u (the original's %u, the highest fresh register R%u, "
+			"a reserve of %u above it)", q->regs_t, want, q->regs_o, hr, reserve);
 }

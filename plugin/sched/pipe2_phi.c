@@ -1,15 +1,19 @@
 /* Form 2's fresh names (Q7, Q9, Q10): φ maps every register the members write (W) to a fresh one,
  * injective and keeping the tuples (a 64-bit operand's pair onto an even-aligned pair, a 128-bit
  * quad onto a 4-aligned quad); then i', Pf and the scoreboard S'.  Fresh: not R1, not RZ, neither
- * read nor written in B, dead on B's exit edge, below the kernel's count or (a raise, Q9) below the
- * caller's limit.  The lowest fresh block is taken first, quads, then pairs, then single registers,
- * then i'; the count after is the highest register taken plus one when that is above the count. */
+ * read nor written in B, dead on B's exit edge, and either below the kernel's highest named register
+ * or (a raise, Q9) at or above its count; never in ptxas's reserve between the two (the registers it
+ * counts above the highest one it names: 2 on every fixture; the first GPU run of form 2, whose
+ * rewrites wrote them, stopped with an illegal instruction).  The lowest fresh block is taken first,
+ * quads, then pairs, then single registers, then i'; a raised count is the highest register taken
+ * plus one plus the reserve, within the caller's limit. */
 #include "pipe2_internal.h"
 
 #include <stdio.h>
 #include <string.h>
 
-typedef struct pq_alloc { pp_set used; unsigned limit, top; bool taken[256]; } pq_alloc;
+/* named: the kernel's highest named GPR + 1; count: its register count; [named, count) the reserve. */
+typedef struct pq_alloc { pp_set used; unsigned limit, top, named, count; bool taken[256]; } pq_alloc;
 
 static bool refuse(pp_why *why, const char *rule, uint32_t off, const char *msg)
 {
@@ -53,13 +57,35 @@ static unsigned tuple_of(const pp_kern *x, const pq_cand *q, unsigned r)
 	return w;
 }
 
+/* The kernel's highest named GPR + 1 (RZ aside). */
+static unsigned named_top(const pp_kern *x)
+{
+	unsigned top = 0;
+	for (size_t j = 0; j < x->n; j++)
+		for (unsigned k = 0; k < x->in[j].ndefs + x->in[j].nuses; k++) {
+			const st_sass_reg *o = k < x->in[j].ndefs ? &x->in[j].defs[k] : &x->in[j].uses[k - x->in[j].ndefs];
+			if (o->file == ST_RF_R && o->index != 255 && (unsigned)o->index + o->count > top)
+				top = (unsigned)o->index + o->count;
+		}
+	return top;
+}
+
+/* Register v may be taken: not R1/RZ, untaken, unused in B, and below the highest named register or
+ * at or above the count with the reserve still under the limit. */
+static bool usable(const pq_alloc *a, unsigned v)
+{
+	if (v == 1 || v >= 255 || a->taken[v] || pp_set_has(&a->used, ST_RF_R, v))
+		return false;
+	return v < a->named || (v >= a->count && v + 1 + (a->count - a->named) <= a->limit);
+}
+
 /* The lowest fresh block of `size` registers aligned to size, or -1. */
 static int grab(pq_alloc *a, unsigned size)
 {
 	for (unsigned b = 0; b + size <= a->limit; b += size) {
 		bool ok = true;
 		for (unsigned k = 0; k < size && ok; k++)
-			ok = b + k != 1 && b + k < 255 && !a->taken[b + k] && !pp_set_has(&a->used, ST_RF_R, b + k);
+			ok = usable(a, b + k);
 		if (!ok)
 			continue;
 		for (unsigned k = 0; k < size; k++)
@@ -151,7 +177,8 @@ bool pq_fresh_all(const pp_kern *x, pq_cand *q, const pp_set *W, unsigned reglim
 	unsigned count = x->c ? st_cubin_regcount(x->c, x->ki) : 0;
 	if (!count)
 		return refuse(why, "Q9", x->in[q->L.first].offset, "the kernel's register count is unknown");
-	pq_alloc a = {.limit = reglimit > count ? reglimit : count};
+	pq_alloc a = {.limit = reglimit > count ? reglimit : count, .count = count, .named = named_top(x)};
+	a.named = a.named > count ? count : a.named;
 	unsigned most = st_cubin_maxregs(x->c, x->ki);
 	a.limit = a.limit > most ? (most > count ? most : count) : a.limit;
 	a.limit = a.limit > 255 ? 255 : a.limit;
@@ -159,6 +186,6 @@ bool pq_fresh_all(const pp_kern *x, pq_cand *q, const pp_set *W, unsigned reglim
 	if (!map_regs(x, q, W, &a, why) || !map_preds(x, q, W, &a.used, why) || !pick_sb(x, q, why))
 		return false;
 	q->regs_before = count;
-	q->regs_after = a.top > count ? a.top : count;
+	q->regs_after = a.top > count ? a.top + (count - a.named) : count;
 	return true;
 }
