@@ -48,7 +48,8 @@ typedef struct pc {
 	size_t size;
 	st_session *sess;
 	unsigned counts[NRES], checker_refused, sessions, contaminations, combos, loads_moved, peel_slots;
-	unsigned long long seen[MAXCOMBO];
+	unsigned long long seen[MAXCOMBO], seen_hash[MAXCOMBO];
+	size_t seen_bad[MAXCOMBO]; /* the checker's verdict on each distinct rewrite (judged once) */
 	int deterministic;
 	char device[128], fail[1 << 15], path[4096];
 	size_t flen;
@@ -152,13 +153,51 @@ static size_t choose(pc *p, st_pipe_cand *pick, unsigned long long *key)
 	return n;
 }
 
-static void note_combo(pc *p, unsigned long long key)
+/* FNV-1a of the rewrite's bytes: a choice seen before must have given the same bytes. */
+static unsigned long long bytes_hash(const st_cubin *c)
 {
+	size_t n;
+	const uint8_t *d = st_cubin_data(c, &n);
+	unsigned long long h = 1469598103934665603ull;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ d[i]) * 1099511628211ull;
+	return h;
+}
+
+/* The index of this choice among those seen (added when new); *is_new says which. */
+static int note_combo(pc *p, unsigned long long key, unsigned long long hash, int *is_new)
+{
+	*is_new = 0;
 	for (unsigned i = 0; i < p->combos; i++)
-		if (p->seen[i] == key)
-			return;
-	if (p->combos < MAXCOMBO)
-		p->seen[p->combos++] = key;
+		if (p->seen[i] == key && p->seen_hash[i] == hash)
+			return (int)i;
+	*is_new = 1;
+	if (p->combos >= MAXCOMBO)
+		return -1;
+	p->seen[p->combos] = key, p->seen_hash[p->combos] = hash;
+	return (int)p->combos++;
+}
+
+/* The independent checker (and for form 2 the occupancy rule of the raise) on cand: the number of
+ * violations, at least 1 when it could not judge.  Each distinct rewrite is judged once: the same
+ * choice on the same original gives the same bytes (checked by their hash). */
+static size_t judge(pc *p, const st_cubin *cand, unsigned long long key)
+{
+	int is_new, i = note_combo(p, key, bytes_hash(cand), &is_new);
+	if (!is_new)
+		return p->seen_bad[i];
+	size_t nbad = 0, nocc = 0;
+	st_error cerr = {0};
+	if (st_check_kernel(p->orig, cand, p->kname, &p->so, NULL, NULL, &nbad, &cerr) && !nbad)
+		nbad = 1; /* the checker could not judge it: counted as a refusal */
+	unsigned grid[3], block[3], shared;
+	st_launch_dims(p->spec, grid, block, &shared);
+	if (p->form == 2 && st_check_occupancy(p->orig, cand, p->kname, block[0] * block[1] * block[2], shared, 0, NULL,
+					       NULL, &nocc, &cerr) && !nocc)
+		nocc = 1;
+	if (i >= 0)
+		p->seen_bad[i] = nbad + nocc;
+	return nbad + nocc;
 }
 
 static void record(pc *p, unsigned w, int r, size_t nbad, const st_cubin *cand, const char *msg)
@@ -180,7 +219,6 @@ static int one_walk(pc *p, unsigned w, st_error *err)
 	st_pipe_cand pick[MAXL];
 	unsigned long long key;
 	size_t n = choose(p, pick, &key);
-	note_combo(p, key);
 	st_cubin *cand = NULL;
 	if (st_cubin_open_mem(p->data, p->size, "candidate", &cand, err) ||
 	    st_pipe_apply(cand, p->kname, &p->so, pick, n, err)) {
@@ -189,17 +227,8 @@ static int one_walk(pc *p, unsigned w, st_error *err)
 	}
 	for (size_t i = 0; i < n; i++)
 		p->loads_moved += pick[i].nloads, p->peel_slots += pick[i].npeel;
-	size_t nbad = 0;
-	st_error cerr = {0}, verr = {0};
-	if (st_check_kernel(p->orig, cand, p->kname, &p->so, NULL, NULL, &nbad, &cerr) && !nbad)
-		nbad = 1; /* the checker could not judge it: counted as a refusal */
-	unsigned grid[3], block[3], shared;
-	size_t nocc = 0;
-	st_launch_dims(p->spec, grid, block, &shared);
-	if (p->form == 2 && st_check_occupancy(p->orig, cand, p->kname, block[0] * block[1] * block[2], shared, 0, NULL,
-					       NULL, &nocc, &cerr) && !nocc)
-		nocc = 1;
-	nbad += nocc;
+	st_error verr = {0};
+	size_t nbad = judge(p, cand, key);
 	p->checker_refused += nbad != 0;
 	st_session_info before = {0}, after = {0};
 	size_t cs;
@@ -216,7 +245,7 @@ static int one_walk(pc *p, unsigned w, st_error *err)
 		: vr == ST_ETIMEOUT ? R_TIMEOUT : R_ERROR;
 	p->counts[r]++;
 	if (r != R_OK || nbad)
-		record(p, w, r, nbad, cand, r != R_OK ? verr.msg : cerr.msg);
+		record(p, w, r, nbad, cand, r != R_OK ? verr.msg : "the checker refused the rewrite");
 	st_cubin_free(cand);
 	return 0;
 }

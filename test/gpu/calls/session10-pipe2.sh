@@ -8,12 +8,13 @@
 #             choice among the form-2 candidates (per loop none or one, at least one), st_pipe_apply,
 #             the independent checker and the occupancy rule of the raised count, then bit-for-bit
 #             verification against stock on fresh inputs (a new input set every 25 walks) with the
-#             reference integrity check; at launches whose loop runs 0, 1, 3 and many passes;
-#             WALKS_FX (default 1,000) walks per fixture, spread over its launches.
+#             reference integrity check; at launches whose loop runs 0, 1, 3 and 16 passes;
+#             WALKS_FX (default 1,000) walks per fixture, spread over its launches (PAR=16 at once,
+#             each stopping after WALK_S=200 s with what it did).
 #   timing    `sasstune compare STOCK OUT` (PAIRS pairs, default 400, paired and interleaved; B/A < 1:
 #             the rewrite is faster) of each fixture's largest form-2 rewrite (`pipe --form 2 --regs 64
 #             --all`) and, for reference in the same run, of its form-1 rotation (`pipe --all`), at
-#             long rows (8192 x 4096, 8192 x 16384, 1024 x 131072).
+#             long rows (SHAPES, default "8192x4096 8192x16384 1024x131072").
 #   tune      `sasstune tune` (greedy, seed 1, BUDGET=20s, the default families: pipe builds both
 #             forms' alternative and times each against stock) on each fixture, then every output
 #             that differs from stock re-measured apart from the tuner (compare, 400 pairs).
@@ -49,23 +50,23 @@ gcc -O2 -std=c11 -D_GNU_SOURCE -Iinclude -Iplugin -I"$(cache CJSON_INCLUDE_DIR)"
   test/gpu/soundness_pipe.c build-gpu/libsasstune_static.a "$(cache LIBELF_LIBRARY)" "$(cache CJSON_LIBRARY)" \
   $(cache ZLIB_LIBRARY) -ldl -lm -lpthread -o build-gpu/soundness_pipe >> "$OUT/build.log" 2>&1 ||
   { tail -n 20 "$OUT/build.log"; exit 1; }
-# the row sum at 256 rows of N: 32 (the loop does not run), 160 (1 pass), 416 (3 and a tail), 4096 (32)
-for n in 32 160 416 4096; do launch rowsum.$n rowsum_f32_256x4096 256 $n; done
+# 256 rows of N: 32 (the unrolled loop does not run: nor does the peel), 160 (1 pass and a tail),
+# 416 (3 passes and a tail), 2048 (16 passes; 4x-unrolled loops of 32-wide blocks, b128's of 128)
 JOBS=()
 for fx in $FIXTURES; do
-  if [ $fx = rowsum_f32_256x4096 ]; then ls="$W/rowsum.32.json $W/rowsum.160.json $W/rowsum.416.json $W/rowsum.4096.json"
-  else ls="$P/$fx/launch-n1.json $P/$fx/launch-n3.json $P/$fx/launch.json"; fi
+  ls=""
+  for n in 32 160 416 2048; do launch $fx.n$n $fx 256 $n; ls="$ls $W/$fx.n$n.json"; done
   set -- $ls; per=$(( (${WALKS_FX:-1000} + $# - 1) / $# ))
   for l in $ls; do JOBS+=("$fx $l $per"); done
 done
 mkdir -p "$OUT/campaign"
 for j in "${JOBS[@]}"; do
   set -- $j
-  name=$1.$(basename $2 .json)
-  while [ "$(jobs -rp | wc -l)" -ge "${PAR:-8}" ]; do wait -n; done
+  name=$(basename $2 .json)
+  while [ "$(jobs -rp | wc -l)" -ge "${PAR:-16}" ]; do wait -n; done
   mkdir -p "$OUT/campaign/$name"
   timeout "${CAMPAIGN_S:-240}" build-gpu/soundness_pipe $P/$1/sm_90.cubin $P/$1/sm_90.sass $2 "$OUT/campaign/$name" \
-    --walks $3 --seed 10 --form 2 --regs 64 > /dev/null 2> "$OUT/campaign/$name/stderr.log" &
+    --walks $3 --seconds "${WALK_S:-200}" --seed 10 --form 2 --regs 64 > /dev/null 2> "$OUT/campaign/$name/stderr.log" &
 done
 wait
 python3 - "$OUT/campaign" > "$OUT/campaign.txt" <<'PY'
@@ -96,8 +97,8 @@ for f in $FIXTURES; do
   d=$P/$f
   $S pipe $d/sm_90.cubin --listing $d/sm_90.sass --form 2 --regs 64 --all -o $W/$f.form2.cubin >> "$OUT/pipe.log" 2>&1
   $S pipe $d/sm_90.cubin --listing $d/sm_90.sass --all -o $W/$f.form1.cubin >> "$OUT/pipe.log" 2>&1
-  for shape in "8192 4096" "8192 16384" "1024 131072"; do
-    set -- $shape; launch "$f.t$1x$2" "$f" "$1" "$2"
+  for shape in ${SHAPES:-8192x4096 8192x16384 1024x131072}; do
+    set -- ${shape/x/ }; launch "$f.t$1x$2" "$f" "$1" "$2"
     for form in form2 form1; do
       [ -f $W/$f.$form.cubin ] || continue
       timeout 120 $S compare $d/sm_90.cubin $W/$f.$form.cubin --launch $W/$f.t$1x$2.json --pairs "${PAIRS:-400}" \
