@@ -73,6 +73,9 @@ void cp_check_edits(cp *p, cp_loop *lo);
 /* P1 (sets lo->e) and the P2 closure of the members' loads (sets clo, feed, p) (check_pipe_rules.c). */
 void cp_shape(cp *p, cp_loop *lo);
 void cp_closure(cp *p, cp_loop *lo);
+/* Register (file f, index i) written / read by x (check_pipe_rules.c; form 2's reading shares them). */
+bool cp_writes(const st_sass_insn *x, unsigned f, unsigned i);
+bool cp_reads(const st_sass_insn *x, unsigned f, unsigned i);
 /* P1..P4, P7 on the original reading (check_pipe_rules.c). */
 void cp_check_rules(cp *p, cp_loop *lo);
 /* Is register unit (file, index) live on entry to block b (own CFG liveness, conservative)?  *at:

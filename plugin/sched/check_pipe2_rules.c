@@ -7,22 +7,12 @@
 #include <stdio.h>
 #include <string.h>
 
-static bool has(const st_sass_reg *r, unsigned n, unsigned file, unsigned idx)
-{
-	for (unsigned i = 0; i < n; i++)
-		if (r[i].file == file && idx >= r[i].index && idx < (unsigned)r[i].index + r[i].count)
-			return true;
-	return false;
-}
-static bool writes(const st_sass_insn *x, unsigned f, unsigned i) { return has(x->defs, x->ndefs, f, i); }
-static bool reads(const st_sass_insn *x, unsigned f, unsigned i) { return has(x->uses, x->nuses, f, i); }
-
 static unsigned writers(const cp *p, const cp_loop *lo, unsigned f, unsigned i, uint32_t *one)
 {
 	unsigned n = 0;
 	*one = CP_NONE;
 	for (uint32_t w = lo->f; w <= lo->l; w++)
-		if (writes(&p->in[w], f, i) && !n++)
+		if (cp_writes(&p->in[w], f, i) && !n++)
 			*one = w;
 	return n;
 }
@@ -63,7 +53,7 @@ static void induction(cp2 *q, cp2_loop *l)
 		cp_flag(p, p->inv[lo->e], "Q3", "the exit compare at 0x%x is not ISETP.<cmp>.AND Pe, PT, a, b, PT", 16 * lo->e);
 	unsigned other = ew[(l->ifield == 24 ? 32 : 24) / 8];
 	uint32_t one;
-	if (other != 0xff && reads(&p->in[lo->e], ST_RF_R, other) &&
+	if (other != 0xff && cp_reads(&p->in[lo->e], ST_RF_R, other) &&
 	    writers(p, lo, ST_RF_R, other, &one))
 		cp_flag(p, p->inv[lo->e], "Q3", "the exit compare at 0x%x reads R%u, written in the loop at 0x%x", 16 * lo->e,
 			other, 16 * one);
@@ -82,7 +72,7 @@ static void inputs(cp2 *q, cp2_loop *l)
 				unsigned f = x->uses[k].file, i = x->uses[k].index + u;
 				bool earlier = false;
 				for (uint32_t w = lo->f; w < m && !earlier; w++)
-					earlier = lo->mem[w - lo->f] && writes(&p->in[w], f, i);
+					earlier = lo->mem[w - lo->f] && cp_writes(&p->in[w], f, i);
 				uint32_t one;
 				unsigned nw = earlier ? 0 : writers(p, lo, f, i, &one);
 				if (!nw || (f == ST_RF_R && i == l->iv && nw == 1 && one == l->u) ||
@@ -101,10 +91,10 @@ static void inputs(cp2 *q, cp2_loop *l)
 static uint32_t latest(const cp *p, const cp_loop *lo, uint32_t q, unsigned f, unsigned i)
 {
 	for (uint32_t w = q; w-- > lo->f;)
-		if (writes(&p->in[w], f, i))
+		if (cp_writes(&p->in[w], f, i))
 			return w;
 	for (uint32_t w = lo->l + 1; w-- > q;)
-		if (writes(&p->in[w], f, i))
+		if (cp_writes(&p->in[w], f, i))
 			return w;
 	return CP_NONE;
 }
@@ -121,7 +111,7 @@ static void interference(cp2 *q, cp2_loop *l, unsigned f, unsigned i, size_t bx)
 	uint32_t at = CP_NONE;
 	bool live = bx == (size_t)-1 || cp_live_into(p, bx, f, i, &at);
 	for (uint32_t r = lo->f; r <= lo->l + 1; r++) {
-		if (r <= lo->l && (lo->mem[r - lo->f] || !reads(&p->in[r], f, i)))
+		if (r <= lo->l && (lo->mem[r - lo->f] || !cp_reads(&p->in[r], f, i)))
 			continue;
 		if (r > lo->l && !live)
 			continue;
@@ -139,9 +129,9 @@ static void interference(cp2 *q, cp2_loop *l, unsigned f, unsigned i, size_t bx)
 				at == CP_NONE ? 0 : 16 * at);
 	}
 	for (uint32_t x = lo->f; x < lo->l; x++)
-		if (l->ho[x - lo->f] != CP_NONE && writes(&p->in[x], f, i))
+		if (l->ho[x - lo->f] != CP_NONE && cp_writes(&p->in[x], f, i))
 			for (uint32_t w = x + 1; w < lo->l; w++)
-				if (lo->mem[w - lo->f] && writes(&p->in[w], f, i))
+				if (lo->mem[w - lo->f] && cp_writes(&p->in[w], f, i))
 					cp_flag(p, p->inv[w], "Q5", "the member %s at 0x%x writes %s after the load at 0x%x",
 						p->in[w].opcode, 16 * w, nm, 16 * x);
 }

@@ -14,8 +14,8 @@ static bool has(const st_sass_reg *r, unsigned n, unsigned file, unsigned idx)
 			return true;
 	return false;
 }
-static bool writes(const st_sass_insn *x, unsigned f, unsigned i) { return has(x->defs, x->ndefs, f, i); }
-static bool reads(const st_sass_insn *x, unsigned f, unsigned i) { return has(x->uses, x->nuses, f, i); }
+bool cp_writes(const st_sass_insn *x, unsigned f, unsigned i) { return has(x->defs, x->ndefs, f, i); }
+bool cp_reads(const st_sass_insn *x, unsigned f, unsigned i) { return has(x->uses, x->nuses, f, i); }
 
 static void reg_name(char *b, size_t n, unsigned f, unsigned i)
 {
@@ -26,7 +26,7 @@ static void reg_name(char *b, size_t n, unsigned f, unsigned i)
 static uint32_t last_writer(const cp *p, const cp_loop *lo, uint32_t before, unsigned f, unsigned i)
 {
 	for (uint32_t w = before; w-- > lo->f;)
-		if (writes(&p->in[w], f, i))
+		if (cp_writes(&p->in[w], f, i))
 			return w;
 	return CP_NONE;
 }
@@ -37,7 +37,7 @@ static unsigned writers(const cp *p, const cp_loop *lo, unsigned f, unsigned i, 
 	unsigned n = 0;
 	*one = CP_NONE;
 	for (uint32_t w = lo->f; w <= lo->l; w++)
-		if (writes(&p->in[w], f, i) && !n++)
+		if (cp_writes(&p->in[w], f, i) && !n++)
 			*one = w;
 	return n;
 }
@@ -68,7 +68,7 @@ static bool feeder(const cp *p, const cp_loop *lo, uint32_t U, unsigned f, unsig
 			if (writers(p, lo, u->uses[k].file, u->uses[k].index + x, &one))
 				return false;
 	for (uint32_t r = lo->f; r <= U; r++)
-		if (reads(&p->in[r], f, i))
+		if (cp_reads(&p->in[r], f, i))
 			return false;
 	return true;
 }
@@ -152,7 +152,7 @@ void cp_shape(cp *p, cp_loop *lo)
 static bool input(const cp *p, const cp_loop *lo, uint32_t q, unsigned f, unsigned i)
 {
 	for (uint32_t w = lo->f; w < q; w++)
-		if (lo->mem[w - lo->f] && writes(&p->in[w], f, i))
+		if (lo->mem[w - lo->f] && cp_writes(&p->in[w], f, i))
 			return false;
 	return true;
 }
@@ -199,7 +199,7 @@ static void interference(cp *p, cp_loop *lo, unsigned f, unsigned i, size_t bx)
 	reg_name(nm, sizeof nm, f, i);
 	for (uint32_t q = lo->f; q <= lo->p; q++) {
 		const st_sass_insn *x = &p->in[q];
-		bool w = writes(x, f, i), r = reads(x, f, i);
+		bool w = cp_writes(x, f, i), r = cp_reads(x, f, i);
 		if (!lo->mem[q - lo->f] && (w || r))
 			cp_flag(p, p->inv[q], "P4", "%s written by the group is %s by %s at 0x%x before the last member", nm,
 				r ? "read" : "written", x->opcode, 16 * q);
@@ -207,7 +207,7 @@ static void interference(cp *p, cp_loop *lo, unsigned f, unsigned i, size_t bx)
 			cp_flag(p, p->inv[q], "P4", "%s written by the group is read by member %s at 0x%x from the pass before",
 				nm, x->opcode, 16 * q);
 	}
-	if (reads(&p->in[lo->l], f, i))
+	if (cp_reads(&p->in[lo->l], f, i))
 		cp_flag(p, p->inv[lo->l], "P4", "%s written by the group is read by the back branch", nm);
 	uint32_t at = CP_NONE;
 	if (bx == (size_t)-1 || cp_live_into(p, bx, f, i, &at))
@@ -269,13 +269,13 @@ static void rename_rule(cp *p, cp_loop *lo, uint32_t I, unsigned g)
 	}
 	lo->ren[g] = (int8_t)t;
 	for (uint32_t q = lo->f; q <= lo->l; q++)
-		if (reads(&p->in[q], ST_RF_P, t) || writes(&p->in[q], ST_RF_P, t)) {
+		if (cp_reads(&p->in[q], ST_RF_P, t) || cp_writes(&p->in[q], ST_RF_P, t)) {
 			cp_flag(p, p->inv[I], "P6", "P%u renamed to P%u, which %s at 0x%x touches in the loop", g, t, p->in[q].opcode,
 				16 * q);
 			return;
 		}
 	for (uint32_t q = I + 1; q <= lo->l; q++) { /* nothing outside the group reads I's value under the old name */
-		if (!lo->mem[q - lo->f] && reads(&p->in[q], ST_RF_P, g) && last_writer(p, lo, q, ST_RF_P, g) == I)
+		if (!lo->mem[q - lo->f] && cp_reads(&p->in[q], ST_RF_P, g) && last_writer(p, lo, q, ST_RF_P, g) == I)
 			cp_flag(p, p->inv[q], "P6", "P%u renamed to P%u, but %s at 0x%x reads the value the ISETP at 0x%x wrote", g, t,
 				p->in[q].opcode, 16 * q, 16 * I);
 	}
@@ -313,7 +313,7 @@ static void guards(cp *p, cp_loop *lo)
 			cp_flag(p, p->inv[I], "P6", "%s from 0x%x guards loads both as @P%u and @!P%u", p->in[I].opcode, 16 * I, g, g);
 		lo->comb[I - lo->f] = want;
 		for (uint32_t q = I + 1; q < lo->l; q++)
-			if (lo->mem[q - lo->f] && reads(&p->in[q], ST_RF_P, g) && !(is_load(&p->in[q]) && p->in[q].guard == (int)g &&
+			if (lo->mem[q - lo->f] && cp_reads(&p->in[q], ST_RF_P, g) && !(is_load(&p->in[q]) && p->in[q].guard == (int)g &&
 										  last_writer(p, lo, q, ST_RF_P, g) == I))
 				cp_flag(p, p->inv[q], "P6", "%s from 0x%x reads P%u other than as a load's guard", p->in[q].opcode,
 					16 * q, g);

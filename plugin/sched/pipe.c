@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool refuse(pp_why *why, const char *rule, uint32_t off, const char *fmt, ...)
+bool pp_refuse(pp_why *why, const char *rule, uint32_t off, const char *fmt, ...)
 {
 	if (!why)
 		return false;
@@ -28,23 +28,22 @@ static bool touches(const st_sass_reg *r, unsigned nr, unsigned file, unsigned r
 			return true;
 	return false;
 }
-static bool writes(const st_sass_insn *x, unsigned f, unsigned r) { return touches(x->defs, x->ndefs, f, r); }
-static bool reads(const st_sass_insn *x, unsigned f, unsigned r) { return touches(x->uses, x->nuses, f, r); }
+bool pp_writes(const st_sass_insn *x, unsigned f, unsigned r) { return touches(x->defs, x->ndefs, f, r); }
+bool pp_reads(const st_sass_insn *x, unsigned f, unsigned r) { return touches(x->uses, x->nuses, f, r); }
 
-/* The latest writer of (f, r) in [from, before), or -1. */
-static int64_t last_writer(const pp_kern *x, uint32_t from, uint32_t before, unsigned f, unsigned r)
+int64_t pp_last_writer(const pp_kern *x, uint32_t from, uint32_t before, unsigned f, unsigned r)
 {
 	for (uint32_t j = before; j-- > from;)
-		if (writes(&x->in[j], f, r))
+		if (pp_writes(&x->in[j], f, r))
 			return j;
 	return -1;
 }
 
-static unsigned writers(const pp_kern *x, const pp_loop *L, unsigned f, unsigned r)
+unsigned pp_writers(const pp_kern *x, const pp_loop *L, unsigned f, unsigned r)
 {
 	unsigned n = 0;
 	for (uint32_t j = L->first; j <= L->bra; j++)
-		n += writes(&x->in[j], f, r);
+		n += pp_writes(&x->in[j], f, r);
 	return n;
 }
 
@@ -83,12 +82,12 @@ static bool only_back_edge(const pp_kern *x, const pp_loop *L, pp_why *why)
 		for (size_t i = 0, nr = st_cubin_ref_count(x->c, x->ki); i < nr; i++) {
 			const st_code_ref *r = st_cubin_ref(x->c, x->ki, i);
 			if (r->target == t && !(r->kind == ST_REF_BRANCH && r->slot == (long)L->bra))
-				return refuse(why, "P1", t, "%s names the loop's first instruction", r->what);
+				return pp_refuse(why, "P1", t, "%s names the loop's first instruction", r->what);
 		}
 	}
 	for (size_t i = 0; i < x->n; i++)
 		if (x->in[i].target == (int64_t)t && i != L->bra)
-			return refuse(why, "P1", t, "%s at 0x%x names the loop's first instruction", x->in[i].opcode,
+			return pp_refuse(why, "P1", t, "%s at 0x%x names the loop's first instruction", x->in[i].opcode,
 				      x->in[i].offset);
 	return true;
 }
@@ -97,14 +96,14 @@ static bool only_back_edge(const pp_kern *x, const pp_loop *L, pp_why *why)
 static bool shape(const pp_kern *x, const pp_loop *L, pp_why *why)
 {
 	if (x->sm < 80 || x->sm > 90)
-		return refuse(why, "P1", x->in[L->first].offset, "sm_%d (form 1 is for sm_80..sm_90)", x->sm);
+		return pp_refuse(why, "P1", x->in[L->first].offset, "sm_%d (form 1 is for sm_80..sm_90)", x->sm);
 	for (uint32_t j = L->first; j < L->bra; j++) {
 		const st_sass_insn *y = &x->in[j];
 		unsigned bad = ST_F_STORE | ST_F_ATOMIC | ST_F_ASYNC | ST_F_BARRIER | ST_F_FENCE | ST_F_COLLECTIVE |
 			       ST_F_BRANCH;
 		if ((y->flags & bad) || y->cls == ST_CLASS_SYNC || y->cls == ST_CLASS_TENSOR ||
 		    y->cls == ST_CLASS_CONTROL || (y->cls == ST_CLASS_MEMORY && !is_ldg(y)))
-			return refuse(why, "P1", y->offset, "%s in the loop", y->opcode);
+			return pp_refuse(why, "P1", y->offset, "%s in the loop", y->opcode);
 	}
 	return true;
 }
@@ -131,17 +130,17 @@ bool pp_loop_at(const pp_kern *x, uint32_t b, pp_loop *L, pp_why *why)
 	if (br->guard < 0 && count == 1)
 		return false; /* the self-branch after the last EXIT */
 	if (br->guard < 0 || br->guard_file != ST_RF_P || strchr(br->operands, ','))
-		return refuse(why, "P1", br->offset, "the back branch is not guarded by a P register");
+		return pp_refuse(why, "P1", br->offset, "the back branch is not guarded by a P register");
 	L->pe = br->guard;
 	L->pe_neg = br->guard_neg;
 	const st_sass_insn *hl = &x->in[first - 1];
 	if (hl->flags & ST_F_BRANCH)
-		return refuse(why, "P1", hl->offset, "the block before the loop ends in %s", hl->opcode);
+		return pp_refuse(why, "P1", hl->offset, "the block before the loop ends in %s", hl->opcode);
 	if (!only_back_edge(x, L, why) || !shape(x, L, why))
 		return false;
-	int64_t e = last_writer(x, first, L->bra, ST_RF_P, (unsigned)L->pe);
+	int64_t e = pp_last_writer(x, first, L->bra, ST_RF_P, (unsigned)L->pe);
 	if (e < 0)
-		return refuse(why, "P1", br->offset, "no writer of P%d in the loop", L->pe);
+		return pp_refuse(why, "P1", br->offset, "no writer of P%d in the loop", L->pe);
 	L->e = (uint32_t)e;
 	L->exitlive = x->livein[b + 1];
 	return true;
@@ -164,15 +163,15 @@ static bool feeder_ok(const pp_kern *x, const pp_loop *L, uint32_t u)
 		return false;
 	for (unsigned k = 0; k < y->nuses; k++)
 		for (unsigned r = 0; r < y->uses[k].count; r++)
-			if (writers(x, L, y->uses[k].file, y->uses[k].index + r))
+			if (pp_writers(x, L, y->uses[k].file, y->uses[k].index + r))
 				return false;
 	for (unsigned d = 0; d < y->ndefs; d++)
 		for (unsigned r = 0; r < y->defs[d].count; r++) {
 			unsigned f = y->defs[d].file, reg = y->defs[d].index + r;
-			if (writers(x, L, f, reg) != 1)
+			if (pp_writers(x, L, f, reg) != 1)
 				return false;
 			for (uint32_t j = L->first; j <= u; j++)
-				if (reads(&x->in[j], f, reg))
+				if (pp_reads(&x->in[j], f, reg))
 					return false;
 		}
 	return true;
@@ -205,19 +204,19 @@ static bool each_input_reg(const pp_kern *x, const pp_loop *L, pp_group *g, uint
 /* P2: pull the latest writer of (f, r) before m into G (or into the feeders). */
 static bool close_reg(const pp_kern *x, const pp_loop *L, pp_group *g, uint32_t m, unsigned f, unsigned r, pp_why *why)
 {
-	int64_t w = last_writer(x, L->first, m, f, r);
+	int64_t w = pp_last_writer(x, L->first, m, f, r);
 	if (w < 0 || pp_is_member(g, (uint32_t)w) || pp_is_feeder(g, (uint32_t)w))
 		return true;
 	if (feeder_ok(x, L, (uint32_t)w)) {
 		if (g->nfeed == PP_MAX_MEMBERS)
-			return refuse(why, "P2", x->in[m].offset, "more than %d feeders", PP_MAX_MEMBERS);
+			return pp_refuse(why, "P2", x->in[m].offset, "more than %d feeders", PP_MAX_MEMBERS);
 		g->feed[g->nfeed++] = (uint32_t)w;
 		return true;
 	}
 	if (is_ldg(&x->in[w]))
-		return refuse(why, "P2", x->in[m].offset, "the group needs the load at 0x%x too", x->in[w].offset);
+		return pp_refuse(why, "P2", x->in[m].offset, "the group needs the load at 0x%x too", x->in[w].offset);
 	if (g->nmem == PP_MAX_MEMBERS)
-		return refuse(why, "P2", x->in[m].offset, "the group has more than %d members", PP_MAX_MEMBERS);
+		return pp_refuse(why, "P2", x->in[m].offset, "the group has more than %d members", PP_MAX_MEMBERS);
 	g->mem[g->nmem++] = (uint32_t)w;
 	return true;
 }
@@ -235,9 +234,9 @@ static bool closure(const pp_kern *x, const pp_loop *L, pp_group *g, pp_why *why
 		if (pp_is_load(g, g->mem[i]))
 			continue;
 		if (!fixed_alu(y))
-			return refuse(why, "P2", y->offset, "member %s is not fixed-latency ALU", y->opcode);
+			return pp_refuse(why, "P2", y->offset, "member %s is not fixed-latency ALU", y->opcode);
 		if (y->guard >= 0)
-			return refuse(why, "P6", y->offset, "member %s is guarded", y->opcode);
+			return pp_refuse(why, "P6", y->offset, "member %s is guarded", y->opcode);
 	}
 	return true;
 }
@@ -245,7 +244,7 @@ static bool closure(const pp_kern *x, const pp_loop *L, pp_group *g, pp_why *why
 static bool written_before_in_g(const pp_kern *x, const pp_group *g, uint32_t m, unsigned f, unsigned r)
 {
 	for (uint32_t i = 0; i < g->nmem && g->mem[i] < m; i++)
-		if (writes(&x->in[g->mem[i]], f, r))
+		if (pp_writes(&x->in[g->mem[i]], f, r))
 			return true;
 	return false;
 }
@@ -256,18 +255,18 @@ static bool input_reg(const pp_kern *x, const pp_loop *L, pp_group *g, uint32_t 
 	if (written_before_in_g(x, g, m, f, r))
 		return true;
 	pp_set_put(&g->in, f, r, true);
-	unsigned nw = writers(x, L, f, r);
-	int64_t lw = last_writer(x, L->first, m, f, r);
+	unsigned nw = pp_writers(x, L, f, r);
+	int64_t lw = pp_last_writer(x, L->first, m, f, r);
 	if (nw == 0 || (lw >= 0 && pp_is_feeder(g, (uint32_t)lw)))
 		return true;
 	if (nw == 1 && lw < 0) { /* the writer after m: fixed latency (a variable-latency one would need a new wait) */
-		int64_t u = last_writer(x, m, L->bra + 1, f, r);
+		int64_t u = pp_last_writer(x, m, L->bra + 1, f, r);
 		if (u >= 0 && !pp_is_member(g, (uint32_t)u) && !(x->in[u].flags & ST_F_VARLAT))
 			return true;
 	}
 	char name[16];
 	st_sass_reg_str(name, sizeof name, f, r);
-	return refuse(why, "P3", x->in[m].offset, "%s read by %s is not shift-correct (%u writers in the loop)", name,
+	return pp_refuse(why, "P3", x->in[m].offset, "%s read by %s is not shift-correct (%u writers in the loop)", name,
 		      x->in[m].opcode, nw);
 }
 
@@ -284,7 +283,7 @@ static bool inputs(const pp_kern *x, const pp_loop *L, pp_group *g, pp_why *why)
 int64_t pp_guard_writer(const pp_kern *x, const pp_loop *L, uint32_t X)
 {
 	const st_sass_insn *y = &x->in[X];
-	return y->guard < 0 ? -1 : last_writer(x, L->first, X, ST_RF_P, (unsigned)y->guard);
+	return y->guard < 0 ? -1 : pp_last_writer(x, L->first, X, ST_RF_P, (unsigned)y->guard);
 }
 
 /* P6 for load X: its guard's writer is a member ISETP ... PT, ..., PT with op AND; Pg read in G only as
@@ -295,27 +294,27 @@ static bool guard_ok(const pp_kern *x, const pp_loop *L, const pp_group *g, uint
 	if (y->guard < 0)
 		return true;
 	if (y->guard_file != ST_RF_P)
-		return refuse(why, "P6", y->offset, "guarded by a uniform predicate");
+		return pp_refuse(why, "P6", y->offset, "guarded by a uniform predicate");
 	int64_t I = pp_guard_writer(x, L, X);
 	if (I < 0 || !pp_is_member(g, (uint32_t)I))
-		return refuse(why, "P6", y->offset, "P%d is not written by the group", y->guard);
+		return pp_refuse(why, "P6", y->offset, "P%d is not written by the group", y->guard);
 	const st_sass_insn *s = &x->in[I];
 	int neg;
 	int pc = pp_isetp_pc(s->word, &neg);
 	if (strncmp(s->opcode, "ISETP", 5) || strstr(s->opcode, ".EX") || !pp_is_isetp_word(s->word) ||
 	    pp_isetp_dst(s->word) != y->guard || pp_isetp_dst2(s->word) != 7 || pc != 7 || neg ||
 	    pp_isetp_op(s->word) != PP_OP_AND)
-		return refuse(why, "P6", s->offset, "guard writer %s is not ISETP.<cmp>.AND P, PT, a, b, PT", s->opcode);
+		return pp_refuse(why, "P6", s->offset, "guard writer %s is not ISETP.<cmp>.AND P, PT, a, b, PT", s->opcode);
 	for (uint32_t i = 0; i < g->nmem; i++) {
 		const st_sass_insn *m = &x->in[g->mem[i]];
 		bool load = pp_is_load(g, g->mem[i]);
 		if (load && m->guard == y->guard && pp_guard_writer(x, L, g->mem[i]) == I && m->guard_neg != y->guard_neg)
-			return refuse(why, "P6", s->offset, "P%d guards loads with both polarities", y->guard);
-		if (!load && reads(m, ST_RF_P, (unsigned)y->guard) && g->mem[i] > (uint32_t)I)
-			return refuse(why, "P6", m->offset, "P%d is read by %s in the group", y->guard, m->opcode);
-		if (!load && g->mem[i] != (uint32_t)I && writes(m, ST_RF_P, (unsigned)y->guard) &&
+			return pp_refuse(why, "P6", s->offset, "P%d guards loads with both polarities", y->guard);
+		if (!load && pp_reads(m, ST_RF_P, (unsigned)y->guard) && g->mem[i] > (uint32_t)I)
+			return pp_refuse(why, "P6", m->offset, "P%d is read by %s in the group", y->guard, m->opcode);
+		if (!load && g->mem[i] != (uint32_t)I && pp_writes(m, ST_RF_P, (unsigned)y->guard) &&
 		    g->mem[i] > (uint32_t)I && g->mem[i] < X)
-			return refuse(why, "P6", m->offset, "P%d is rewritten by %s before the load", y->guard, m->opcode);
+			return pp_refuse(why, "P6", m->offset, "P%d is rewritten by %s before the load", y->guard, m->opcode);
 	}
 	return true;
 }
@@ -344,7 +343,7 @@ static bool waited(const pp_kern *x, const pp_loop *L, const pp_group *g, uint32
 	for (uint32_t i = 0; i < g->nmem; i++) {
 		if (x->in[g->mem[i]].ctrl.wait >> sb & 1)
 			return true;
-		if (writes(&x->in[g->mem[i]], f, r))
+		if (pp_writes(&x->in[g->mem[i]], f, r))
 			return false;
 	}
 	return false;
@@ -360,18 +359,18 @@ static const char *interferes(const pp_kern *x, const pp_loop *L, const pp_group
 			continue;
 		const st_sass_insn *y = &x->in[j];
 		*at = y->offset;
-		if (j <= g->p && reads(y, f, r))
+		if (j <= g->p && pp_reads(y, f, r))
 			return "is read at 0x%x before the last load";
-		if (j <= g->p && writes(y, f, r))
+		if (j <= g->p && pp_writes(y, f, r))
 			return "is written at 0x%x before the last load";
-		if (j > g->p && (y->flags & ST_F_VARLAT) && y->ctrl.rbar != ST_SB_NONE && reads(y, f, r) &&
+		if (j > g->p && (y->flags & ST_F_VARLAT) && y->ctrl.rbar != ST_SB_NONE && pp_reads(y, f, r) &&
 		    !only_guard(y, f, r) && !waited(x, L, g, j, y->ctrl.rbar, f, r))
 			return "is read at 0x%x with a read scoreboard no instruction waits on before the group writes it";
-		if (j > g->p && (y->flags & ST_F_VARLAT) && writes(y, f, r) && !waited(x, L, g, j, y->ctrl.wbar, f, r))
+		if (j > g->p && (y->flags & ST_F_VARLAT) && pp_writes(y, f, r) && !waited(x, L, g, j, y->ctrl.wbar, f, r))
 			return "is written at 0x%x by a variable-latency instruction no instruction waits on before the group";
 	}
 	*at = x->in[L->bra].offset;
-	if (reads(&x->in[L->bra], f, r))
+	if (pp_reads(&x->in[L->bra], f, r))
 		return "is read by the back branch at 0x%x";
 	if (pp_set_has(&g->in, f, r))
 		return "is carried into the group from the pass before (0x%x)";
@@ -389,7 +388,7 @@ static bool rename_pred(const pp_kern *x, const pp_loop *L, pp_group *g, pp_why 
 		if (y->guard < 0 || y->guard == need || !interferes(x, L, g, ST_RF_P, (unsigned)y->guard, &at))
 			continue;
 		if (need >= 0)
-			return refuse(why, "P6", y->offset, "both P%d and P%d would need a rename", need, y->guard);
+			return pp_refuse(why, "P6", y->offset, "both P%d and P%d would need a rename", need, y->guard);
 		need = y->guard;
 	}
 	g->pred_from = g->pred_to = -1;
@@ -401,21 +400,21 @@ static bool rename_pred(const pp_kern *x, const pp_loop *L, pp_group *g, pp_why 
 		bool load = pp_is_load(g, m), writer = false;
 		for (uint32_t l = 0; l < g->nloads; l++)
 			writer |= pp_guard_writer(x, L, g->loads[l]) == (int64_t)m;
-		if ((writes(y, ST_RF_P, (unsigned)need) && !writer) ||
-		    (reads(y, ST_RF_P, (unsigned)need) && !(load && y->guard == need)))
-			return refuse(why, "P6", y->offset, "P%d is used by %s other than as a load guard", need, y->opcode);
+		if ((pp_writes(y, ST_RF_P, (unsigned)need) && !writer) ||
+		    (pp_reads(y, ST_RF_P, (unsigned)need) && !(load && y->guard == need)))
+			return pp_refuse(why, "P6", y->offset, "P%d is used by %s other than as a load guard", need, y->opcode);
 	}
 	for (int q = 0; q < 7; q++) {
 		bool used = pp_set_has(&L->exitlive, ST_RF_P, (unsigned)q);
 		for (uint32_t j = L->first; j <= L->bra && !used; j++)
-			used = reads(&x->in[j], ST_RF_P, (unsigned)q) || writes(&x->in[j], ST_RF_P, (unsigned)q);
+			used = pp_reads(&x->in[j], ST_RF_P, (unsigned)q) || pp_writes(&x->in[j], ST_RF_P, (unsigned)q);
 		if (!used) {
 			g->pred_from = (int8_t)need;
 			g->pred_to = (int8_t)q;
 			return true;
 		}
 	}
-	return refuse(why, "P6", x->in[L->first].offset, "P%d needs a rename and no predicate is free", need);
+	return pp_refuse(why, "P6", x->in[L->first].offset, "P%d needs a rename and no predicate is free", need);
 }
 
 static bool no_interference(const pp_kern *x, const pp_loop *L, const pp_group *g, pp_why *why)
@@ -434,7 +433,7 @@ static bool no_interference(const pp_kern *x, const pp_loop *L, const pp_group *
 				char name[16], m[96];
 				st_sass_reg_str(name, sizeof name, f, r);
 				snprintf(m, sizeof m, fmt, at);
-				return refuse(why, "P4", at, "%s written by the group %s", name, m);
+				return pp_refuse(why, "P4", at, "%s written by the group %s", name, m);
 			}
 	}
 	return true;
@@ -447,13 +446,13 @@ static unsigned sb_dep(const st_sass_insn *v, const st_sass_insn *m)
 	for (unsigned d = 0; d < v->ndefs; d++)
 		for (unsigned k = 0; k < v->defs[d].count; k++) {
 			unsigned f = v->defs[d].file, r = v->defs[d].index + k;
-			if (f != ST_RF_B && (reads(m, f, r) || writes(m, f, r)))
+			if (f != ST_RF_B && (pp_reads(m, f, r) || pp_writes(m, f, r)))
 				return v->ctrl.wbar;
 		}
 	for (unsigned u = 0; u < v->nuses; u++)
 		for (unsigned k = 0; k < v->uses[u].count; k++) {
 			unsigned f = v->uses[u].file, r = v->uses[u].index + k;
-			if ((f == ST_RF_R || f == ST_RF_UR) && writes(m, f, r) && v->ctrl.rbar != ST_SB_NONE)
+			if ((f == ST_RF_R || f == ST_RF_UR) && pp_writes(m, f, r) && v->ctrl.rbar != ST_SB_NONE)
 				return v->ctrl.rbar;
 		}
 	return ST_SB_NONE;
@@ -472,7 +471,7 @@ static bool group_waits(const pp_kern *x, const pp_group *g, pp_why *why)
 			for (uint32_t q = a + 1; q <= b && sb < 6; q++)
 				seen |= x->in[g->mem[q]].ctrl.wait >> sb & 1;
 			if (sb < 6 && !seen)
-				return refuse(why, "P5", x->in[g->mem[b]].offset,
+				return pp_refuse(why, "P5", x->in[g->mem[b]].offset,
 					      "%s needs a wait on SB%u for 0x%x, which no member between makes",
 					      x->in[g->mem[b]].opcode, sb, v->offset);
 		}
@@ -486,10 +485,10 @@ bool pp_group_close(const pp_kern *x, const pp_loop *L, const uint32_t *loads, s
 	memset(g, 0, sizeof *g);
 	g->pred_from = g->pred_to = -1;
 	if (n == 0 || n > PP_MAX_LOADS)
-		return refuse(why, "P2", x->in[L->first].offset, "%zu loads (1..%d)", n, PP_MAX_LOADS);
+		return pp_refuse(why, "P2", x->in[L->first].offset, "%zu loads (1..%d)", n, PP_MAX_LOADS);
 	for (size_t i = 0; i < n; i++) {
 		if (loads[i] < L->first || loads[i] >= L->bra || !is_ldg(&x->in[loads[i]]) || pp_is_load(g, loads[i]))
-			return refuse(why, "P2", loads[i] < x->n ? x->in[loads[i]].offset : 0, "not a global load of the loop");
+			return pp_refuse(why, "P2", loads[i] < x->n ? x->in[loads[i]].offset : 0, "not a global load of the loop");
 		g->loads[g->nloads++] = g->mem[g->nmem++] = loads[i];
 	}
 	qsort(g->loads, g->nloads, sizeof *g->loads, cmp_u32);
@@ -501,17 +500,17 @@ bool pp_group_build(const pp_kern *x, const pp_loop *L, const uint32_t *loads, s
 	memset(g, 0, sizeof *g);
 	g->pred_from = g->pred_to = -1;
 	if (n == 0 || n > PP_MAX_LOADS)
-		return refuse(why, "P2", x->in[L->first].offset, "%zu loads (1..%d)", n, PP_MAX_LOADS);
+		return pp_refuse(why, "P2", x->in[L->first].offset, "%zu loads (1..%d)", n, PP_MAX_LOADS);
 	for (size_t i = 0; i < n; i++) {
 		if (loads[i] < L->first || loads[i] >= L->bra || !is_ldg(&x->in[loads[i]]))
-			return refuse(why, "P2", loads[i] < x->n ? x->in[loads[i]].offset : 0, "not a global load of the loop");
+			return pp_refuse(why, "P2", loads[i] < x->n ? x->in[loads[i]].offset : 0, "not a global load of the loop");
 		g->loads[g->nloads++] = g->mem[g->nmem++] = loads[i];
 	}
 	qsort(g->loads, g->nloads, sizeof *g->loads, cmp_u32);
 	if (!closure(x, L, g, why) || !inputs(x, L, g, why))
 		return false;
 	if (pp_is_member(g, L->e))
-		return refuse(why, "P6", x->in[L->e].offset, "the back branch's predicate writer is in the group");
+		return pp_refuse(why, "P6", x->in[L->e].offset, "the back branch's predicate writer is in the group");
 	for (uint32_t i = 0; i < g->nloads; i++)
 		if (!guard_ok(x, L, g, g->loads[i], why))
 			return false;

@@ -11,19 +11,6 @@
 #define OP_VIADD 0x836 /* VIADD Rd, Ra, imm32 */
 #define OP_IADD3_I 0x810 /* IADD3 Rd, Ra, imm32, Rc */
 
-static bool refuse(pp_why *why, const char *rule, uint32_t off, const char *fmt, ...)
-{
-	if (!why)
-		return false;
-	why->rule = rule;
-	why->off = off;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(why->msg, sizeof why->msg, fmt, ap);
-	va_end(ap);
-	return false;
-}
-
 /* Form 1's rule names as form 2's (P1 shape -> Q1, P2 closure and the unguarded members -> Q2). */
 static bool requalify(pp_why *why)
 {
@@ -35,31 +22,6 @@ static bool requalify(pp_why *why)
 bool pq_loop_at(const pp_kern *x, uint32_t b, pp_loop *L, pp_why *why)
 {
 	return pp_loop_at(x, b, L, why) || requalify(why);
-}
-
-static bool touches(const st_sass_reg *r, unsigned nr, unsigned file, unsigned reg)
-{
-	for (unsigned i = 0; i < nr; i++)
-		if (r[i].file == file && reg >= r[i].index && reg < (unsigned)r[i].index + r[i].count)
-			return true;
-	return false;
-}
-static bool writes(const st_sass_insn *x, unsigned f, unsigned r) { return touches(x->defs, x->ndefs, f, r); }
-
-static int64_t last_writer(const pp_kern *x, uint32_t from, uint32_t before, unsigned f, unsigned r)
-{
-	for (uint32_t j = before; j-- > from;)
-		if (writes(&x->in[j], f, r))
-			return j;
-	return -1;
-}
-
-static unsigned writers(const pp_kern *x, const pp_loop *L, unsigned f, unsigned r)
-{
-	unsigned n = 0;
-	for (uint32_t j = L->first; j <= L->bra; j++)
-		n += writes(&x->in[j], f, r);
-	return n;
 }
 
 static unsigned word_op(const uint8_t w[16]) { return (unsigned)w[0] | (unsigned)(w[1] & 0xf) << 8; }
@@ -94,7 +56,7 @@ static bool exit_test(const pp_kern *x, pq_cand *q, pp_why *why)
 	if (strncmp(e->opcode, "ISETP", 5) || strstr(e->opcode, ".EX") || !pp_is_isetp_word(e->word) || e->guard >= 0 ||
 	    pp_isetp_dst(e->word) != q->L.pe || pp_isetp_dst2(e->word) != 7 || pc != 7 || neg ||
 	    pp_isetp_op(e->word) != PP_OP_AND)
-		return refuse(why, "Q3", e->offset, "the exit test %s is not ISETP.<cmp>.AND P%d, PT, a, b, PT", e->opcode,
+		return pp_refuse(why, "Q3", e->offset, "the exit test %s is not ISETP.<cmp>.AND P%d, PT, a, b, PT", e->opcode,
 			      q->L.pe);
 	int found = 0;
 	for (unsigned u = 0; u < e->nuses; u++) {
@@ -102,21 +64,21 @@ static bool exit_test(const pp_kern *x, pq_cand *q, pp_why *why)
 		if (r->file == ST_RF_B || r->slot == ST_SLOT_G)
 			continue;
 		for (unsigned k = 0; k < r->count; k++) {
-			unsigned nw = writers(x, &q->L, r->file, r->index + k);
-			int64_t w = last_writer(x, q->L.first, q->L.bra, r->file, r->index + k);
+			unsigned nw = pp_writers(x, &q->L, r->file, r->index + k);
+			int64_t w = pp_last_writer(x, q->L.first, q->L.bra, r->file, r->index + k);
 			if (nw == 0)
 				continue;
 			if (nw != 1 || r->file != ST_RF_R || r->count != 1 || !is_update(&x->in[w], r->index) || found++)
-				return refuse(why, "Q3", e->offset, "an operand of the exit test is not i or loop-invariant");
+				return pp_refuse(why, "Q3", e->offset, "an operand of the exit test is not i or loop-invariant");
 			q->iv = r->index;
 			q->u = (uint32_t)w;
 		}
 	}
 	if (!found)
-		return refuse(why, "Q3", e->offset, "the exit test reads no induction register");
+		return pp_refuse(why, "Q3", e->offset, "the exit test reads no induction register");
 	bool a = e->word[3] == q->iv, b = word_op(e->word) == 0x20c && e->word[4] == q->iv;
 	if (a == b)
-		return refuse(why, "Q3", e->offset, "R%u is not exactly one of the exit test's operands", q->iv);
+		return pp_refuse(why, "Q3", e->offset, "R%u is not exactly one of the exit test's operands", q->iv);
 	q->ebyte = a ? 3 : 4;
 	return true;
 }
@@ -128,9 +90,9 @@ static bool induction(const pp_kern *x, pq_cand *q, pp_why *why)
 	if (!exit_test(x, q, why))
 		return false;
 	if (pp_is_member(&q->g, q->u) || pp_is_member(&q->g, q->e))
-		return refuse(why, "Q3", x->in[q->u].offset, "the induction update or the exit test is in the group");
+		return pp_refuse(why, "Q3", x->in[q->u].offset, "the induction update or the exit test is in the group");
 	if (q->u < q->g.p || q->e < q->u)
-		return refuse(why, "Q3", x->in[q->u].offset, "the induction update is not after the last member (0x%x) "
+		return pp_refuse(why, "Q3", x->in[q->u].offset, "the induction update is not after the last member (0x%x) "
 			      "and before the exit test", x->in[q->g.p].offset);
 	return true;
 }
@@ -138,7 +100,7 @@ static bool induction(const pp_kern *x, pq_cand *q, pp_why *why)
 static bool written_before_in_g(const pp_kern *x, const pp_group *g, uint32_t m, unsigned f, unsigned r)
 {
 	for (uint32_t i = 0; i < g->nmem && g->mem[i] < m; i++)
-		if (writes(&x->in[g->mem[i]], f, r))
+		if (pp_writes(&x->in[g->mem[i]], f, r))
 			return true;
 	return false;
 }
@@ -152,15 +114,15 @@ static bool inputs(const pp_kern *x, const pq_cand *q, pp_why *why)
 		for (unsigned u = 0; u < y->nuses; u++)
 			for (unsigned k = 0; k < y->uses[u].count; k++) {
 				unsigned f = y->uses[u].file, r = y->uses[u].index + k;
-				if (f == ST_RF_B || written_before_in_g(x, &q->g, m, f, r) || !writers(x, &q->L, f, r) ||
+				if (f == ST_RF_B || written_before_in_g(x, &q->g, m, f, r) || !pp_writers(x, &q->L, f, r) ||
 				    (f == ST_RF_R && r == q->iv))
 					continue;
-				int64_t lw = last_writer(x, q->L.first, m, f, r);
+				int64_t lw = pp_last_writer(x, q->L.first, m, f, r);
 				if (lw >= 0 && pp_is_feeder(&q->g, (uint32_t)lw))
 					continue;
 				char name[16];
 				st_sass_reg_str(name, sizeof name, f, r);
-				return refuse(why, "Q4", y->offset, "%s read by %s is carried around the back edge", name,
+				return pp_refuse(why, "Q4", y->offset, "%s read by %s is carried around the back edge", name,
 					      y->opcode);
 			}
 	}
@@ -175,7 +137,7 @@ static bool written_set(const pp_kern *x, const pq_cand *q, pp_set *w, pp_why *w
 		const st_sass_insn *y = &x->in[q->g.mem[i]];
 		for (unsigned d = 0; d < y->ndefs; d++) {
 			if (y->defs[d].file != ST_RF_R && y->defs[d].file != ST_RF_P)
-				return refuse(why, "Q7", y->offset, "member %s writes a register φ cannot rename", y->opcode);
+				return pp_refuse(why, "Q7", y->offset, "member %s writes a register φ cannot rename", y->opcode);
 			for (unsigned k = 0; k < y->defs[d].count; k++)
 				pp_set_put(w, y->defs[d].file, y->defs[d].index + k, true);
 		}
@@ -191,7 +153,7 @@ static bool sees_own(const pp_kern *x, const pq_cand *q, uint32_t j, unsigned f,
 	bool member = false;
 	for (uint32_t k = 1; k <= len && !member; k++) {
 		w = q->L.first + (j - q->L.first + len - k) % len;
-		if (!writes(&x->in[w], f, r))
+		if (!pp_writes(&x->in[w], f, r))
 			continue;
 		if (pp_is_member(&q->g, w))
 			member = !(f == ST_RF_R && pp_is_load(&q->g, w)); /* the hand-over writes the loaded value there */
@@ -204,9 +166,9 @@ static bool sees_own(const pp_kern *x, const pq_cand *q, uint32_t j, unsigned f,
 	st_sass_reg_str(name, sizeof name, f, r);
 	uint32_t at = j <= q->L.bra ? x->in[j].offset : x->in[q->L.bra].offset;
 	if (j > q->L.bra)
-		return refuse(why, "Q5", at, "%s live on the loop's exit edge holds the value member %s at 0x%x computed",
+		return pp_refuse(why, "Q5", at, "%s live on the loop's exit edge holds the value member %s at 0x%x computed",
 			      name, x->in[w].opcode, x->in[w].offset);
-	return refuse(why, "Q5", at, "%s read by %s at 0x%x sees the value member %s at 0x%x computed", name,
+	return pp_refuse(why, "Q5", at, "%s read by %s at 0x%x sees the value member %s at 0x%x computed", name,
 		      x->in[j].opcode, at, x->in[w].opcode, x->in[w].offset);
 }
 
@@ -230,8 +192,8 @@ static bool no_interference(const pp_kern *x, const pq_cand *q, const pp_set *W,
 		const st_sass_insn *X = &x->in[q->g.loads[l]];
 		for (uint32_t i = 0; i < q->g.nmem; i++)
 			for (unsigned k = 0; q->g.mem[i] > q->g.loads[l] && k < X->defs[0].count; k++)
-				if (writes(&x->in[q->g.mem[i]], ST_RF_R, X->defs[0].index + k))
-					return refuse(why, "Q5", x->in[q->g.mem[i]].offset, "member %s rewrites R%u after the load at 0x%x",
+				if (pp_writes(&x->in[q->g.mem[i]], ST_RF_R, X->defs[0].index + k))
+					return pp_refuse(why, "Q5", x->in[q->g.mem[i]].offset, "member %s rewrites R%u after the load at 0x%x",
 						      x->in[q->g.mem[i]].opcode, X->defs[0].index + k, X->offset);
 	}
 	return true;
@@ -249,9 +211,9 @@ bool pq_build(const pp_kern *x, const pp_loop *L, const uint32_t *loads, size_t 
 	for (uint32_t l = 0; l < q->g.nloads; l++) {
 		const st_sass_insn *X = &x->in[q->g.loads[l]];
 		if (X->guard >= 0)
-			return refuse(why, "Q1", X->offset, "the load is guarded (form 2 takes unguarded loads)");
+			return pp_refuse(why, "Q1", X->offset, "the load is guarded (form 2 takes unguarded loads)");
 		if (!pq_width(X))
-			return refuse(why, "Q1", X->offset, "%s does not load 1, 2 or 4 registers", X->opcode);
+			return pp_refuse(why, "Q1", X->offset, "%s does not load 1, 2 or 4 registers", X->opcode);
 		q->nhand += pq_width(X);
 	}
 	pp_set W;
@@ -265,7 +227,7 @@ bool pq_build(const pp_kern *x, const pp_loop *L, const uint32_t *loads, size_t 
 	q->npeel = q->g.nmem + q->g.nfeed;
 	size_t pad = x->c ? st_cubin_insertable(x->c, x->ki) : (size_t)-1;
 	if (q->npeel + q->nhand + 2 > pad)
-		return refuse(why, "Q8", x->in[L->first].offset, "the rewrite inserts %u slots (peel %u, hand-overs %u, I, F), "
+		return pp_refuse(why, "Q8", x->in[L->first].offset, "the rewrite inserts %u slots (peel %u, hand-overs %u, I, F), "
 			      "the padding has %zu", q->npeel + q->nhand + 2, q->npeel, q->nhand, pad);
 	return true;
 }

@@ -9,20 +9,6 @@
 
 #define PQ_SUBSET_LOADS 12 /* loads of a loop the subset search looks at */
 
-static st_status push(st_pipe_cand **v, size_t *n, size_t *cap, const st_pipe_cand *c, st_error *err)
-{
-	if (*n == *cap) {
-		size_t nc = *cap ? 2 * *cap : 8;
-		st_pipe_cand *p = realloc(*v, nc * sizeof *p);
-		if (!p)
-			return st_error_set(err, ST_ENOMEM, "pipe2: out of memory");
-		*v = p;
-		*cap = nc;
-	}
-	(*v)[(*n)++] = *c;
-	return ST_OK;
-}
-
 /* a's loads before b's (both sorted, the same count): the smaller offsets first. */
 static bool earlier(const uint32_t *a, const uint32_t *b, size_t n)
 {
@@ -69,11 +55,11 @@ static st_status loop_cands(const pp_kern *x, const pp_loop *L, unsigned reglimi
 	for (size_t i = 0; i < nl && !rc; i++)
 		if (pq_build(x, L, &loads[i], 1, reglimit, q, NULL)) {
 			pq_to_cand(x, q, &c);
-			rc = push(v, n, cap, &c, err);
+			rc = pp_push(v, n, cap, &c, err);
 		}
 	if (!rc && largest(x, L, loads, nl, reglimit, &q[0], &q[1])) {
 		pq_to_cand(x, &q[0], &c);
-		rc = push(v, n, cap, &c, err);
+		rc = pp_push(v, n, cap, &c, err);
 	}
 	free(q);
 	return rc;

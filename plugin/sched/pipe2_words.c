@@ -10,22 +10,6 @@
 #include <stdio.h>
 #include <string.h>
 
-static unsigned get(const uint8_t w[16], unsigned bit, unsigned width)
-{
-	unsigned v = 0;
-	for (unsigned i = 0; i < width; i++)
-		v |= (unsigned)((w[(bit + i) / 8] >> ((bit + i) % 8)) & 1) << i;
-	return v;
-}
-
-static void put(uint8_t w[16], unsigned bit, unsigned width, unsigned v)
-{
-	for (unsigned i = 0; i < width; i++) {
-		uint8_t m = (uint8_t)(1u << ((bit + i) % 8));
-		w[(bit + i) / 8] = (uint8_t)(((v >> i) & 1) ? w[(bit + i) / 8] | m : w[(bit + i) / 8] & ~m);
-	}
-}
-
 void pq_copy_edit(const st_sass_insn *y, pa_edit *e)
 {
 	e->x = *y;
@@ -82,11 +66,11 @@ static bool rename_op(const st_sass_insn *y, pa_edit *e, st_sass_reg *o, bool de
 	if (o->file != ST_RF_P || o->slot == ST_SLOT_G || o->index > 7 || q->phi_p[o->index] < 0)
 		return true;
 	bool isetp = pp_is_isetp_word(e->w); /* the second destination [86:84]: ISETP's only (cubin preds.c) */
-	unsigned bit = def ? (get(e->w, 81, 3) == o->index ? 81 : isetp && get(e->w, 84, 3) == o->index ? 84 : 0)
-			   : (get(e->w, 87, 3) == o->index ? 87 : 0);
+	unsigned bit = def ? (pp_bits(e->w, 81, 3) == o->index ? 81 : isetp && pp_bits(e->w, 84, 3) == o->index ? 84 : 0)
+			   : (pp_bits(e->w, 87, 3) == o->index ? 87 : 0);
 	if (!bit)
 		return cannot(why, y, "P", o->index);
-	put(e->w, bit, 3, (unsigned)q->phi_p[o->index]);
+	pp_set_bits(e->w, bit, 3, (unsigned)q->phi_p[o->index]);
 	o->index = (uint16_t)q->phi_p[o->index];
 	return true;
 }
@@ -140,7 +124,7 @@ void pq_f_edit(const pp_kern *x, const pq_cand *q, pa_edit *e)
 {
 	const st_sass_insn *y = &x->in[q->e];
 	pq_copy_edit(y, e);
-	put(e->w, 81, 3, (unsigned)q->pf);
+	pp_set_bits(e->w, 81, 3, (unsigned)q->pf);
 	e->w[q->ebyte] = (uint8_t)q->ip;
 	for (unsigned d = 0; d < e->x.ndefs; d++)
 		if (e->defs[d].file == ST_RF_P)

@@ -5,7 +5,7 @@
  *   destination Pu [83:81], second destination Pv [86:84], combining input Pp [89:87] with negate [90]. */
 #include "pipe_internal.h"
 
-static unsigned get(const uint8_t w[16], unsigned bit, unsigned width)
+unsigned pp_bits(const uint8_t w[16], unsigned bit, unsigned width)
 {
 	unsigned v = 0;
 	for (unsigned i = 0; i < width; i++)
@@ -13,7 +13,7 @@ static unsigned get(const uint8_t w[16], unsigned bit, unsigned width)
 	return v;
 }
 
-static void put(uint8_t w[16], unsigned bit, unsigned width, unsigned v)
+void pp_set_bits(uint8_t w[16], unsigned bit, unsigned width, unsigned v)
 {
 	for (unsigned i = 0; i < width; i++) {
 		uint8_t m = (uint8_t)(1u << ((bit + i) % 8));
@@ -26,30 +26,30 @@ static void put(uint8_t w[16], unsigned bit, unsigned width, unsigned v)
  * (0x28c, 0x88c) are not edited. */
 bool pp_is_isetp_word(const uint8_t w[16])
 {
-	unsigned op = get(w, 0, 12), b91 = get(w, 91, 1);
+	unsigned op = pp_bits(w, 0, 12), b91 = pp_bits(w, 91, 1);
 	return ((op == 0x20c || op == 0x80c) && !b91) || (op == 0xc0c && b91);
 }
 
 void pp_guard_set(uint8_t w[16], int p, int neg)
 {
-	put(w, 12, 3, p < 0 ? 7u : (unsigned)p);
-	put(w, 15, 1, p < 0 ? 0u : (unsigned)(neg != 0));
+	pp_set_bits(w, 12, 3, p < 0 ? 7u : (unsigned)p);
+	pp_set_bits(w, 15, 1, p < 0 ? 0u : (unsigned)(neg != 0));
 }
 
-int pp_isetp_dst(const uint8_t w[16]) { return (int)get(w, 81, 3); }
-int pp_isetp_dst2(const uint8_t w[16]) { return (int)get(w, 84, 3); }
-int pp_isetp_op(const uint8_t w[16]) { return (int)get(w, 74, 2); }
+int pp_isetp_dst(const uint8_t w[16]) { return (int)pp_bits(w, 81, 3); }
+int pp_isetp_dst2(const uint8_t w[16]) { return (int)pp_bits(w, 84, 3); }
+int pp_isetp_op(const uint8_t w[16]) { return (int)pp_bits(w, 74, 2); }
 
 int pp_isetp_pc(const uint8_t w[16], int *neg)
 {
-	*neg = (int)get(w, 90, 1);
-	return (int)get(w, 87, 3);
+	*neg = (int)pp_bits(w, 90, 1);
+	return (int)pp_bits(w, 87, 3);
 }
 
 void pp_isetp_set(uint8_t w[16], int dst, int op, int pc, int pc_neg)
 {
-	put(w, 81, 3, (unsigned)dst);
-	put(w, 74, 2, (unsigned)op);
-	put(w, 87, 3, pc < 0 ? 7u : (unsigned)pc);
-	put(w, 90, 1, (unsigned)(pc_neg != 0));
+	pp_set_bits(w, 81, 3, (unsigned)dst);
+	pp_set_bits(w, 74, 2, (unsigned)op);
+	pp_set_bits(w, 87, 3, pc < 0 ? 7u : (unsigned)pc);
+	pp_set_bits(w, 90, 1, (unsigned)(pc_neg != 0));
 }

@@ -71,7 +71,7 @@ static uint32_t largest(const pp_kern *x, const pp_loop *L, const uint32_t *load
 	return best;
 }
 
-static st_status push(st_pipe_cand **v, size_t *n, size_t *cap, const st_pipe_cand *c, st_error *err)
+st_status pp_push(st_pipe_cand **v, size_t *n, size_t *cap, const st_pipe_cand *c, st_error *err)
 {
 	if (*n == *cap) {
 		size_t nc = *cap ? 2 * *cap : 8;
@@ -96,11 +96,11 @@ static st_status loop_cands(const pp_kern *x, const pp_loop *L, st_pipe_cand **v
 	for (size_t i = 0; i < nl && !rc; i++)
 		if (pp_group_build(x, L, &loads[i], 1, &g, NULL) && fits(x, &g)) {
 			to_cand(x, L, &g, &c);
-			rc = push(v, n, cap, &c, err);
+			rc = pp_push(v, n, cap, &c, err);
 		}
 	if (!rc && largest(x, L, loads, nl, &g)) {
 		to_cand(x, L, &g, &c);
-		rc = push(v, n, cap, &c, err);
+		rc = pp_push(v, n, cap, &c, err);
 	}
 	return rc;
 }

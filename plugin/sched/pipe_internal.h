@@ -51,12 +51,26 @@ typedef struct pp_group {
 
 /* A refusal: the rule and a message at an offset. */
 typedef struct pp_why { const char *rule; uint32_t off; char msg[192]; } pp_why;
+/* Fill *why (when not NULL) with the rule, the offset and the formatted message; false (pipe.c). */
+bool pp_refuse(pp_why *why, const char *rule, uint32_t off, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 
 bool pp_loop_at(const pp_kern *x, uint32_t b, pp_loop *L, pp_why *why);
 size_t pp_loop_loads(const pp_kern *x, const pp_loop *L, uint32_t *loads, size_t max);
 bool pp_group_close(const pp_kern *x, const pp_loop *L, const uint32_t *loads, size_t n, pp_group *g, pp_why *why);
 bool pp_group_build(const pp_kern *x, const pp_loop *L, const uint32_t *loads, size_t n, pp_group *g, pp_why *why);
 int64_t pp_guard_writer(const pp_kern *x, const pp_loop *L, uint32_t X); /* ISETP of load X's guard, -1 */
+/* Register (file f, index r) written / read by x; its latest writer in [from, before) (-1: none); its
+ * writers in loop block B (pipe.c, shared with form 2's pipe2.c). */
+bool pp_writes(const st_sass_insn *x, unsigned f, unsigned r);
+bool pp_reads(const st_sass_insn *x, unsigned f, unsigned r);
+int64_t pp_last_writer(const pp_kern *x, uint32_t from, uint32_t before, unsigned f, unsigned r);
+unsigned pp_writers(const pp_kern *x, const pp_loop *L, unsigned f, unsigned r);
+/* Append c to the candidate vector v (n used of cap; pipe_find.c, shared with pipe2_find.c). */
+st_status pp_push(st_pipe_cand **v, size_t *n, size_t *cap, const st_pipe_cand *c, st_error *err);
+/* Bits [bit, bit + width) of a 16-byte word (pipe_enc.c, shared with pipe2_words.c). */
+unsigned pp_bits(const uint8_t w[16], unsigned bit, unsigned width);
+void pp_set_bits(uint8_t w[16], unsigned bit, unsigned width, unsigned v);
 bool pp_is_member(const pp_group *g, uint32_t i);
 bool pp_is_feeder(const pp_group *g, uint32_t i);
 bool pp_is_load(const pp_group *g, uint32_t i);
