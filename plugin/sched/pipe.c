@@ -241,7 +241,7 @@ static bool closure(const pp_kern *x, const pp_loop *L, pp_group *g, pp_why *why
 	return true;
 }
 
-static bool written_before_in_g(const pp_kern *x, const pp_group *g, uint32_t m, unsigned f, unsigned r)
+bool pp_written_before_in_g(const pp_kern *x, const pp_group *g, uint32_t m, unsigned f, unsigned r)
 {
 	for (uint32_t i = 0; i < g->nmem && g->mem[i] < m; i++)
 		if (pp_writes(&x->in[g->mem[i]], f, r))
@@ -252,7 +252,7 @@ static bool written_before_in_g(const pp_kern *x, const pp_group *g, uint32_t m,
 /* P3 for one input register of member m. */
 static bool input_reg(const pp_kern *x, const pp_loop *L, pp_group *g, uint32_t m, unsigned f, unsigned r, pp_why *why)
 {
-	if (written_before_in_g(x, g, m, f, r))
+	if (pp_written_before_in_g(x, g, m, f, r))
 		return true;
 	pp_set_put(&g->in, f, r, true);
 	unsigned nw = pp_writers(x, L, f, r);

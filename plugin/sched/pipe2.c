@@ -97,14 +97,6 @@ static bool induction(const pp_kern *x, pq_cand *q, pp_why *why)
 	return true;
 }
 
-static bool written_before_in_g(const pp_kern *x, const pp_group *g, uint32_t m, unsigned f, unsigned r)
-{
-	for (uint32_t i = 0; i < g->nmem && g->mem[i] < m; i++)
-		if (pp_writes(&x->in[g->mem[i]], f, r))
-			return true;
-	return false;
-}
-
 /* Q4: every input of a member is loop-invariant, i, or a feeder's output. */
 static bool inputs(const pp_kern *x, const pq_cand *q, pp_why *why)
 {
@@ -114,7 +106,7 @@ static bool inputs(const pp_kern *x, const pq_cand *q, pp_why *why)
 		for (unsigned u = 0; u < y->nuses; u++)
 			for (unsigned k = 0; k < y->uses[u].count; k++) {
 				unsigned f = y->uses[u].file, r = y->uses[u].index + k;
-				if (f == ST_RF_B || written_before_in_g(x, &q->g, m, f, r) || !pp_writers(x, &q->L, f, r) ||
+				if (f == ST_RF_B || pp_written_before_in_g(x, &q->g, m, f, r) || !pp_writers(x, &q->L, f, r) ||
 				    (f == ST_RF_R && r == q->iv))
 					continue;
 				int64_t lw = pp_last_writer(x, q->L.first, m, f, r);

@@ -323,6 +323,8 @@ static st_status plan_all(pq_plan *P, const st_pipe_cand *cands, size_t n, st_er
 	return ok ? ST_OK : illegal(err, &why);
 }
 
+static st_status write_plan(void *plan, st_cubin *t, st_error *err) { return materialise(plan, t, err); }
+
 st_status pq_apply(st_cubin *c, const char *kernel, const st_sass_opts *o, const st_pipe_cand *cands, size_t n,
 		   st_error *err)
 {
@@ -332,21 +334,12 @@ st_status pq_apply(st_cubin *c, const char *kernel, const st_sass_opts *o, const
 	if (rc)
 		return rc;
 	P.n = n;
-	P.ct = malloc(P.x.n * sizeof *P.ct);
+	P.ct = pp_ctrl_copy(&P.x);
 	P.lp = calloc(n, sizeof *P.lp);
 	if (!P.ct || !P.lp)
 		rc = st_error_set(err, ST_ENOMEM, "pipe2: out of memory");
-	for (size_t i = 0; !rc && i < P.x.n; i++)
-		P.ct[i] = P.x.in[i].ctrl;
-	if (!rc && !(rc = plan_all(&P, cands, n, err))) {
-		size_t size;
-		const uint8_t *data = st_cubin_data(c, &size);
-		st_cubin *scratch = NULL;
-		if (!(rc = st_cubin_open_mem(data, size, st_cubin_name(c), &scratch, err)) &&
-		    !(rc = materialise(&P, scratch, err)))
-			rc = materialise(&P, c, err);
-		st_cubin_free(scratch);
-	}
+	if (!rc && !(rc = plan_all(&P, cands, n, err)))
+		rc = pp_write_all_or_nothing(c, write_plan, &P, err);
 	for (size_t l = 0; P.lp && l < n; l++) {
 		free(P.lp[l].b);
 		free(P.lp[l].peel);

@@ -264,6 +264,29 @@ static st_status plan_all(pa_plan *P, st_error *err)
 	return ok ? ST_OK : illegal(err, &why);
 }
 
+st_ctrl *pp_ctrl_copy(const pp_kern *x)
+{
+	st_ctrl *ct = malloc((x->n ? x->n : 1) * sizeof *ct);
+	for (size_t i = 0; ct && i < x->n; i++)
+		ct[i] = x->in[i].ctrl;
+	return ct;
+}
+
+st_status pp_write_all_or_nothing(st_cubin *c, st_status (*write)(void *plan, st_cubin *t, st_error *err), void *plan,
+				  st_error *err)
+{
+	size_t size;
+	const uint8_t *data = st_cubin_data(c, &size);
+	st_cubin *scratch = NULL;
+	st_status rc = st_cubin_open_mem(data, size, st_cubin_name(c), &scratch, err);
+	if (!rc && !(rc = write(plan, scratch, err)))
+		rc = write(plan, c, err);
+	st_cubin_free(scratch);
+	return rc;
+}
+
+static st_status write_plan(void *plan, st_cubin *t, st_error *err) { return materialise(plan, t, err); }
+
 st_status st_pipe_apply(st_cubin *c, const char *kernel, const st_sass_opts *o, const st_pipe_cand *cands, size_t n,
 			st_error *err)
 {
@@ -281,21 +304,12 @@ st_status st_pipe_apply(st_cubin *c, const char *kernel, const st_sass_opts *o, 
 	if (rc)
 		return rc;
 	P.n = n;
-	P.ct = malloc(P.x.n * sizeof *P.ct);
+	P.ct = pp_ctrl_copy(&P.x);
 	P.lp = calloc(n, sizeof *P.lp);
 	if (!P.ct || !P.lp)
 		rc = st_error_set(err, ST_ENOMEM, "pipe: out of memory");
-	for (size_t i = 0; !rc && i < P.x.n; i++)
-		P.ct[i] = P.x.in[i].ctrl;
-	if (!rc && !(rc = check_all(&P, cands, n, err)) && !(rc = plan_all(&P, err))) {
-		size_t size;
-		const uint8_t *data = st_cubin_data(c, &size);
-		st_cubin *scratch = NULL;
-		if (!(rc = st_cubin_open_mem(data, size, st_cubin_name(c), &scratch, err)) &&
-		    !(rc = materialise(&P, scratch, err)))
-			rc = materialise(&P, c, err);
-		st_cubin_free(scratch);
-	}
+	if (!rc && !(rc = check_all(&P, cands, n, err)) && !(rc = plan_all(&P, err)))
+		rc = pp_write_all_or_nothing(c, write_plan, &P, err);
 	for (size_t l = 0; P.lp && l < n; l++)
 		free(P.lp[l].order);
 	free(P.lp);

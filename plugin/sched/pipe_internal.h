@@ -68,10 +68,18 @@ int64_t pp_last_writer(const pp_kern *x, uint32_t from, uint32_t before, unsigne
 unsigned pp_writers(const pp_kern *x, const pp_loop *L, unsigned f, unsigned r);
 /* Append c to the candidate vector v (n used of cap; pipe_find.c, shared with pipe2_find.c). */
 st_status pp_push(st_pipe_cand **v, size_t *n, size_t *cap, const st_pipe_cand *c, st_error *err);
+/* The kernel's control fields, one per original slot (malloc'ed; NULL: out of memory), and the
+ * all-or-nothing write of a plan: write(plan, scratch copy of c), then write(plan, c) (pipe_apply.c,
+ * shared with pipe2_apply.c). */
+st_ctrl *pp_ctrl_copy(const pp_kern *x);
+st_status pp_write_all_or_nothing(st_cubin *c, st_status (*write)(void *plan, st_cubin *t, st_error *err), void *plan,
+				  st_error *err);
 /* Bits [bit, bit + width) of a 16-byte word (pipe_enc.c, shared with pipe2_words.c). */
 unsigned pp_bits(const uint8_t w[16], unsigned bit, unsigned width);
 void pp_set_bits(uint8_t w[16], unsigned bit, unsigned width, unsigned v);
 bool pp_is_member(const pp_group *g, uint32_t i);
+/* Does a member of g before index m write (f, r)? (pipe.c, shared with pipe2.c) */
+bool pp_written_before_in_g(const pp_kern *x, const pp_group *g, uint32_t m, unsigned f, unsigned r);
 bool pp_is_feeder(const pp_group *g, uint32_t i);
 bool pp_is_load(const pp_group *g, uint32_t i);
 bool pp_is_ldg(const st_sass_insn *x);   /* a global load with a register result (P1) */
