@@ -47,8 +47,7 @@ static st_status judge(const st_cubin *c, const st_cubin *t, const char *kname, 
 	*ok = 0;
 	st_status rc = st_check_kernel(c, t, kname, so, NULL, NULL, &violations, &ce);
 	if (rc == ST_OK && p->regs_after != p->regs_before)
-		rc = st_check_occupancy(c, t, kname, rg->threads, rg->dyn_shared, rg->allow_drop, NULL, NULL, &violations,
-					&ce);
+		rc = st_tune_regs_check(&rg->g, c, t, kname, &violations, &ce);
 	if (rc == ST_EILLEGAL) {
 		snprintf(p->note, sizeof p->note, "the checker found %zu violation%s in the %s (%.200s); not tried",
 			 violations, violations == 1 ? "" : "s", what(p->form), ce.msg);

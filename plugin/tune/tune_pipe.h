@@ -11,6 +11,7 @@
 #include "sasstune/sass.h"
 #include "sasstune/search.h"
 #include "sasstune/tune.h"
+#include "tune_regs.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -29,7 +30,7 @@ typedef struct st_tune_pipe {
 /* The occupancy rule of a raised register count (form 2): the launch's block size and dynamic shared
  * memory (threads 0: unknown, never raised), whether resident blocks may drop, and the most registers
  * that keep them (0: no raise). */
-typedef struct st_tune_pipe_regs { unsigned threads, limit; size_t dyn_shared; int allow_drop; } st_tune_pipe_regs;
+typedef struct st_tune_pipe_regs { st_tune_regs g; unsigned limit; } st_tune_pipe_regs;
 /* Build the alternative of form `form` for kernel kname of c (the input, unmoved; decoded with so as
  * sk).  Finding no candidate, or the rewrite or checker refusing it, is no error: p->cubin stays
  * NULL, p->note says why.  Errors: out of memory, an unreadable kernel. */

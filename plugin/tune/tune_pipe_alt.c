@@ -2,7 +2,6 @@
  * 2), timed on the GPU like the search's result, the faster held one kept only when it beats it. */
 #include "tune_internal.h"
 #include "tune_pipe.h"
-#include "sasstune/occupancy.h"
 #include "sasstune/sched.h"
 
 #include <stdio.h>
@@ -64,24 +63,6 @@ static st_status time_it(const st_tune_kernel *k, const st_tune_opts *o, const s
 	return ST_OK;
 }
 
-/* The register limit of a form-2 raise: the most that keep the launch's resident blocks (occupancy.h). */
-static void regs_rule(const st_tune_kernel *k, const st_cubin *c, const char *kname, const st_tune_opts *o,
-		      st_tune_pipe_regs *rg)
-{
-	unsigned grid[3], block[3], dyn = 0;
-	memset(rg, 0, sizeof *rg);
-	rg->allow_drop = o->allow_occupancy_drop;
-	if (!k->launch)
-		return;
-	st_launch_dims(k->launch, grid, block, &dyn);
-	rg->threads = block[0] * block[1] * block[2];
-	rg->dyn_shared = dyn;
-	size_t ki = st_cubin_find_kernel(c, kname);
-	unsigned regs = ki == ST_CUBIN_NONE ? 0 : st_cubin_regcount(c, ki);
-	if (rg->threads && regs)
-		rg->limit = st_occupancy_max_regs(regs, rg->threads, st_cubin_static_shared(c, ki) + dyn, rg->allow_drop);
-}
-
 /* Build (and time) the alternative of one form; its account appended to r->pipe. */
 static st_status one(const st_tune_kernel *k, const st_cubin *c, const char *kname, const st_sass_opts *so,
 		     const st_sass_kernel *sk, const st_tune_opts *o, const st_search_opts *sopts,
@@ -110,8 +91,8 @@ st_status st_tune_pipe_alt_open(const st_tune_kernel *k, const st_cubin *c, cons
 		return ST_OK;
 	r->pipe[0] = 0;
 	double t0 = now_s();
-	st_tune_pipe_regs rg;
-	regs_rule(k, c, kname, o, &rg);
+	st_tune_pipe_regs rg; /* form 2's register limit: the most that keep the launch's resident blocks */
+	rg.limit = st_tune_regs_rule(&rg.g, c, st_cubin_find_kernel(c, kname), k->launch, o->allow_occupancy_drop);
 	st_status rc = ST_OK;
 	for (int f = 0; f < 2 && !rc; f++)
 		rc = one(k, c, kname, so, sk, o, sopts, &rg, f + 1, &a->f[f], r, err);

@@ -11,6 +11,9 @@ typedef struct st_tune_regs {
 	size_t shared;    /* the launch's dynamic shared memory, bytes */
 	int allow_drop;
 } st_tune_regs;
+/* Fill g from the launch (may be NULL); the most registers kernel k of c may take under the rule (its
+ * count when it may not rise; 0 when the block size or the count is unknown). */
+unsigned st_tune_regs_rule(st_tune_regs *g, const st_cubin *c, size_t k, const st_launch *launch, int allow_drop);
 /* Fill g from the launch (may be NULL) and let s raise kernel k's count as far as the rule allows. */
 st_status st_tune_regs_setup(st_tune_regs *g, st_sched *s, const st_cubin *c, size_t k, const st_launch *launch,
 			     int allow_drop, st_error *err);
